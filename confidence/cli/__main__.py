@@ -1,0 +1,5 @@
+import sys
+
+from confidence.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""LLM clients behind one protocol (``confidence.llm``)."""

@@ -1,0 +1,204 @@
+"""What the Hunter and Mapper calls read, as recorded in a runs file.
+
+A :class:`FieldReading` is one call's value for one field with the completion tokens that spell it;
+a :class:`CallResult` is one call over one document; a :class:`RunRecord` is one line of
+``runs.jsonl``: everything downstream of the LLM can be recomputed from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from confidence.llm.base import Completion, TokenLogprob
+
+CallKind = Literal["hunter", "mapper", "sample"]
+
+
+@dataclass(frozen=True)
+class FieldReading:
+    """One call's reading of one field.
+
+    Parameters
+    ----------
+    value : str or None
+        The extracted value as text, ``None`` when the call reported the field absent.
+    tokens : tuple of TokenLogprob or None
+        The completion tokens that spell ``value`` (aligned by character offsets); ``None`` when the
+        provider gave no logprobs, empty when the value is ``None``.
+    raw : str or None
+        The raw text the value came from (the document's line or label/value pair for the Mapper).
+    label : str or None
+        The document's own label the value sat next to (Mapper), if any.
+    line : int or None
+        Index of the document line (reading order) the value was taken from, if known.
+    n_candidates : int or None
+        Number of candidates the call could choose from in grounded mode.
+
+    Examples
+    --------
+    >>> r = FieldReading("12.50", (TokenLogprob("12", -0.1), TokenLogprob(".50", -0.3)))
+    >>> FieldReading.from_dict(r.to_dict()) == r
+    True
+    """
+
+    value: str | None
+    tokens: tuple[TokenLogprob, ...] | None = ()
+    raw: str | None = None
+    label: str | None = None
+    line: int | None = None
+    n_candidates: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "tokens": None if self.tokens is None else [t.to_dict() for t in self.tokens],
+            "raw": self.raw,
+            "label": self.label,
+            "line": self.line,
+            "n_candidates": self.n_candidates,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FieldReading:
+        toks = d.get("tokens", [])
+        return cls(
+            value=None if d.get("value") is None else str(d["value"]),
+            tokens=None if toks is None else tuple(TokenLogprob.from_dict(t) for t in toks),
+            raw=d.get("raw"),
+            label=d.get("label"),
+            line=d.get("line"),
+            n_candidates=d.get("n_candidates"),
+        )
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """One call (Hunter, Mapper or an extra sample) over one document.
+
+    Parameters
+    ----------
+    kind : {"hunter", "mapper", "sample"}
+    fields : dict
+        Field name -> :class:`FieldReading`, for every schema field the call reported on.
+    mode : str
+        How the call was made: ``"free"`` (free-form JSON) or ``"grounded"`` (values constrained to
+        candidates copied from the document), or a Mapper strategy name.
+    completions : tuple of Completion
+        The raw completions behind the readings (several for per-line Mapper strategies).
+    n_calls : int
+        LLM calls made.
+    status, error : str
+        ``"ok"`` or ``"error"`` and the reason.
+
+    Examples
+    --------
+    >>> c = CallResult("hunter", {"total": FieldReading("9.00")}, mode="free")
+    >>> CallResult.from_dict(c.to_dict()) == c
+    True
+    """
+
+    kind: CallKind
+    fields: dict[str, FieldReading]
+    mode: str = "free"
+    completions: tuple[Completion, ...] = ()
+    n_calls: int = 1
+    status: str = "ok"
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "fields": {k: v.to_dict() for k, v in self.fields.items()},
+            "mode": self.mode,
+            "completions": [c.to_dict() for c in self.completions],
+            "n_calls": self.n_calls,
+            "status": self.status,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CallResult:
+        return cls(
+            kind=d["kind"],
+            fields={k: FieldReading.from_dict(v) for k, v in (d.get("fields") or {}).items()},
+            mode=str(d.get("mode", "free")),
+            completions=tuple(Completion.from_dict(c) for c in d.get("completions", ())),
+            n_calls=int(d.get("n_calls", 1)),
+            status=str(d.get("status", "ok")),
+            error=d.get("error"),
+        )
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One line of ``runs.jsonl``: all LLM output for one document.
+
+    Parameters
+    ----------
+    doc_id : str
+    hunter, mapper : CallResult or None
+    samples : tuple of CallResult
+        Extra Hunter samples at temperature > 0 (self-consistency baseline), when asked.
+    verbalized : dict or None
+        Field -> the model's own 0-100 confidence (verbalized baseline), when asked.
+    model : str
+    status, error : str
+        ``"ok"`` or ``"error"`` and the reason; a failed document keeps its line.
+    seconds : float
+        Wall-clock time spent on the document.
+
+    Examples
+    --------
+    >>> r = RunRecord("d1", CallResult("hunter", {}), None, verbalized={"total": 90.0})
+    >>> RunRecord.from_dict(r.to_dict()) == r
+    True
+    """
+
+    doc_id: str
+    hunter: CallResult | None
+    mapper: CallResult | None
+    samples: tuple[CallResult, ...] = ()
+    verbalized: dict[str, float] | None = None
+    model: str = ""
+    status: str = "ok"
+    error: str | None = None
+    seconds: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def llm_calls(self) -> int:
+        calls = [c for c in (self.hunter, self.mapper, *self.samples) if c is not None]
+        return sum(c.n_calls for c in calls) + (1 if self.verbalized is not None else 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "doc_id": self.doc_id,
+            "hunter": None if self.hunter is None else self.hunter.to_dict(),
+            "mapper": None if self.mapper is None else self.mapper.to_dict(),
+            "samples": [s.to_dict() for s in self.samples],
+            "verbalized": self.verbalized,
+            "model": self.model,
+            "status": self.status,
+            "error": self.error,
+            "seconds": self.seconds,
+            "llm_calls": self.llm_calls,
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunRecord:
+        return cls(
+            doc_id=str(d["doc_id"]),
+            hunter=None if d.get("hunter") is None else CallResult.from_dict(d["hunter"]),
+            mapper=None if d.get("mapper") is None else CallResult.from_dict(d["mapper"]),
+            samples=tuple(CallResult.from_dict(s) for s in d.get("samples", ())),
+            verbalized=None
+            if d.get("verbalized") is None
+            else {k: float(v) for k, v in d["verbalized"].items()},
+            model=str(d.get("model", "")),
+            status=str(d.get("status", "ok")),
+            error=d.get("error"),
+            seconds=float(d.get("seconds", 0.0)),
+            meta=dict(d.get("meta") or {}),
+        )

@@ -1,0 +1,1 @@
+"""Dataset folders, corpus converters, synthetic invoices and correctness (``confidence.datasets``)."""
