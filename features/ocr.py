@@ -1,0 +1,71 @@
+"""OCR-evidence features (``ocr_*``): is each call's value on the page, and how well was it read.
+
+Per call (``ocr_h_*`` Hunter, ``ocr_m_*`` Mapper): found at all, found exactly, match score,
+number of exact occurrences in the document, mean/min OCR confidence of the matched words (see
+:mod:`confidence.features.layout` for how values are found). Shared: OCR confidence of the label
+next to the reported value, whether that page came from a PDF text layer, the page's mean OCR
+confidence, the document's word count and the reported value's key length.
+"""
+
+from __future__ import annotations
+
+import math
+
+from confidence.features.layout import DocumentIndex, Label, Match, fold
+
+__all__ = ["NAMES", "values"]
+
+_PER_CALL = ("found", "exact", "score", "n_occurrences", "conf_mean", "conf_min")
+NAMES: tuple[str, ...] = (
+    *(f"ocr_{c}_{s}" for c in ("h", "m") for s in _PER_CALL),
+    "ocr_label_conf",
+    "ocr_source_pdf",
+    "ocr_page_conf_mean",
+    "ocr_doc_words_log",
+    "ocr_value_chars",
+)
+_NAN = math.nan
+
+
+def _per_call(index: DocumentIndex, value: str | None, match: Match | None) -> list[float]:
+    if value is None or not value.strip():
+        return [_NAN] * 6
+    n_occ = float(index.count(value))
+    if match is None:
+        return [0.0, 0.0, 0.0, n_occ, _NAN, _NAN]
+    confs = match.confs
+    return [
+        1.0,
+        float(match.exact),
+        match.score,
+        n_occ,
+        sum(confs) / len(confs),
+        min(confs),
+    ]
+
+
+def values(
+    index: DocumentIndex,
+    hunter: str | None,
+    mapper: str | None,
+    hunter_match: Match | None,
+    mapper_match: Match | None,
+    reported: str | None,
+    reported_match: Match | None,
+    label: Label | None,
+) -> list[float]:
+    """Feature values in :data:`NAMES` order.
+
+    ``reported``/``reported_match`` is the value the engine reports and where it was found;
+    its page (the first page when not found) gives the page-level values.
+    """
+    out = _per_call(index, hunter, hunter_match) + _per_call(index, mapper, mapper_match)
+    out.append(label.ocr_conf if label is not None else _NAN)
+    if index.pages:
+        page = index.pages[reported_match.page if reported_match is not None else 0]
+        out += [float(page.page.source == "pdf"), page.mean_conf]
+    else:
+        out += [_NAN, _NAN]
+    out.append(math.log1p(index.n_words))
+    out.append(float(len(fold(reported))) if reported is not None else _NAN)
+    return out

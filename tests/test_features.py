@@ -1,0 +1,284 @@
+"""Feature families and the assembler: hand-computed values, missing-as-NaN, invariances."""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from confidence.errors import DatasetError
+from confidence.features import logprobs
+from confidence.features.build import (
+    FEATURE_NAMES,
+    feature_matrix,
+    field_features,
+    reported_value,
+)
+from confidence.llm.base import TokenLogprob
+from confidence.readings import FieldReading
+from confidence.schema import FIELD_TYPES, Field
+from confidence.types import Document, ImageQuality, Page, QualityGrid, Word
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "features.md"
+
+
+def W(text, x0, y0, x1, y1, conf=1.0, line=0, font=None):
+    return Word(text, (x0, y0, x1, y1), ocr_conf=conf, line_id=line, font_size=font)
+
+
+def make_doc(words=None, quality=None, grid=None, source="ocr"):
+    words = words or (
+        W("ACME", 0.10, 0.05, 0.20, 0.08, 0.99, line=0, font=16.0),
+        W("Corp", 0.21, 0.05, 0.30, 0.08, 0.98, line=0, font=16.0),
+        W("Date:", 0.10, 0.15, 0.16, 0.17, 0.95, line=1, font=10.0),
+        W("25/12/2018", 0.20, 0.15, 0.32, 0.17, 0.85, line=1, font=10.0),
+        W("Total", 0.50, 0.80, 0.56, 0.82, 0.93, line=2, font=10.0),
+        W("1,234.50", 0.70, 0.80, 0.80, 0.82, 0.70, line=2, font=12.0),
+    )
+    page = Page(1, 850, 1100, tuple(words), source, 100.0, quality=quality, grid=grid)
+    return Document("doc-1", "doc-1.png", (page,))
+
+
+def tok(token, lp, *top):
+    return TokenLogprob(token, lp, tuple(top))
+
+
+def same(a, b):
+    """Equal rows with NaN == NaN."""
+    return np.array_equal(np.asarray(a, float), np.asarray(b, float), equal_nan=True)
+
+
+# -- logprobs -------------------------------------------------------------------------------------
+def test_logprob_stats_hand_computed_three_tokens():
+    r = FieldReading(
+        "12.0",
+        (
+            tok("1", -0.1, ("1", -0.1), ("7", -2.5)),
+            tok("2", -0.5, ("3", -1.2), ("2", -0.5)),  # alternatives in any order
+            tok(".0", -0.05),  # no alternatives: skipped by the top-k statistics
+        ),
+    )
+    mean, mn, total, first, ent, margin, top1, n = logprobs.token_stats(r)
+    assert mean == pytest.approx(-0.65 / 3)
+    assert (mn, first, n) == (-0.5, -0.1, 3.0)
+    assert total == pytest.approx(-0.65)
+
+    def h(*lps):
+        ps = [math.exp(v) for v in lps]
+        tail = 1 - sum(ps)
+        return -sum(p * math.log(p) for p in ps) - tail * math.log(tail)
+
+    assert ent == pytest.approx((h(-0.1, -2.5) + h(-0.5, -1.2)) / 2)
+    m1 = math.exp(-0.1) - math.exp(-2.5)
+    m2 = math.exp(-0.5) - math.exp(-1.2)
+    assert margin == pytest.approx((m1 + m2) / 2)
+    assert top1 == 1.0
+
+
+def test_logprob_chosen_token_not_top1_and_outside_topk():
+    r = FieldReading("x", (tok("x", -3.0, ("y", -0.1), ("z", -2.0)),))
+    stats = dict(zip(logprobs._STATS, logprobs.token_stats(r), strict=True))
+    assert stats["top1_rate"] == 0.0
+    # The chosen token joins the alternatives; the entropy stays below log(k + 1).
+    assert 0 < stats["entropy"] <= math.log(4)
+
+
+def test_missing_logprobs_are_nan_not_zero():
+    stats = logprobs.token_stats(FieldReading("9.00", None))
+    assert all(math.isnan(v) for v in stats)
+    absent = logprobs.token_stats(FieldReading(None, ()))
+    assert all(math.isnan(v) for v in absent[:-1]) and absent[-1] == 0.0
+    assert all(math.isnan(v) for v in logprobs.token_stats(None))
+    f = field_features(Field("total", "amount"), make_doc(), FieldReading("9.00", None), None)
+    assert all(math.isnan(f[k]) for k in logprobs.NAMES)
+
+
+# -- assembler ------------------------------------------------------------------------------------
+def test_vector_length_and_names():
+    f = field_features(Field("total", "amount"), make_doc(), FieldReading("1,234.50"), None)
+    assert list(f) == list(FEATURE_NAMES)
+    assert len(FEATURE_NAMES) == len(set(FEATURE_NAMES)) >= 35
+    assert all(isinstance(v, float) for v in f.values())
+
+
+def test_features_independent_of_field_name():
+    doc = make_doc()
+    h, m = FieldReading("1,234.50", (tok("1", -0.2),)), FieldReading("1234.50")
+    a = field_features(Field("total", "amount"), doc, h, m)
+    b = field_features(Field("grand_total_eur", "amount", "other words"), doc, h, m)
+    assert same(list(a.values()), list(b.values()))
+    assert not any("total" in name for name in FEATURE_NAMES)
+
+
+def test_type_one_hot():
+    doc = make_doc()
+    for t in FIELD_TYPES:
+        f = field_features(Field("x", t), doc, FieldReading("ACME Corp"), None)
+        hot = [f[f"type_{u}"] for u in FIELD_TYPES]
+        assert sum(hot) == 1.0 and f[f"type_{t}"] == 1.0
+
+
+def test_agreement_and_location_found_value():
+    doc = make_doc()
+    f = field_features(
+        Field("total", "amount"),
+        doc,
+        FieldReading("1,234.50"),
+        FieldReading("1234.5", label="Total"),
+    )
+    assert f["agree_both_present"] == 1.0 and f["agree_hunter_only"] == 0.0
+    assert f["agree_equal"] == 1.0
+    assert f["agree_num_reldiff"] == 0.0
+    assert math.isnan(f["agree_date_diff_days"])
+    assert f["agree_mapper_has_label"] == 1.0
+    assert f["ocr_h_found"] == 1.0 and f["ocr_h_exact"] == 1.0 and f["ocr_h_score"] == 1.0
+    assert f["ocr_h_conf_mean"] == f["ocr_h_conf_min"] == 0.70
+    assert f["ocr_h_n_occurrences"] == 1.0
+    assert f["ocr_label_conf"] == 0.93
+    assert f["ocr_source_pdf"] == 0.0
+    assert f["lay_x_center"] == pytest.approx(0.75) and f["lay_y_center"] == pytest.approx(0.81)
+    assert f["lay_label_left"] == 1.0 and f["lay_label_dx"] == pytest.approx(0.14)
+    assert f["lay_line_rank"] == 1.0  # last of three lines
+    assert f["lay_font_rel"] == pytest.approx(12.0 / 11.0)  # median of 16,16,10,10,10,12 is 11
+    assert f["lay_n_words"] == 1.0 and f["lay_in_table"] == 0.0
+
+
+def test_dates_compared_by_type():
+    doc = make_doc()
+    f = field_features(
+        Field("d", "date"), doc, FieldReading("2018-12-25"), FieldReading("27/12/2018")
+    )
+    assert f["agree_equal"] == 0.0 and f["agree_date_diff_days"] == 2.0
+    # The Hunter's ISO date is found through its type: 25/12/2018 is printed.
+    assert f["ocr_h_found"] == 1.0 and f["ocr_h_exact"] == 0.0 and f["ocr_h_score"] == 1.0
+    assert f["lay_label_left"] == 1.0
+    assert f["ocr_m_found"] == 1.0 and f["ocr_m_score"] < 1.0
+
+
+def test_hallucinated_absent_field():
+    f = field_features(Field("po", "id"), make_doc(), FieldReading("PO-99812"), FieldReading(None))
+    assert f["agree_hunter_only"] == 1.0 and f["agree_both_present"] == 0.0
+    assert f["ocr_h_found"] == 0.0 and f["ocr_h_score"] == 0.0
+    assert math.isnan(f["ocr_h_conf_mean"])
+    assert all(math.isnan(f[k]) for k in FEATURE_NAMES if k.startswith("lay_"))
+    assert all(math.isnan(f[k]) for k in FEATURE_NAMES if k.startswith("ocr_m_"))
+    assert math.isnan(f["agree_mapper_has_label"])
+
+
+def test_both_empty():
+    f = field_features(Field("po", "id"), make_doc(), None, FieldReading("  "))
+    assert f["agree_both_empty"] == 1.0
+    assert reported_value(None, FieldReading("  ")) is None
+
+
+def test_swapping_calls_swaps_per_call_features():
+    doc = make_doc()
+    a, b = FieldReading("ACME Corp", (tok("A", -0.3),)), FieldReading("ACME Co", (tok("B", -1.0),))
+    f = field_features(Field("c", "text"), doc, a, b)
+    g = field_features(Field("c", "text"), doc, b, a)
+    for k in ("agree_string_sim", "agree_len_ratio", "agree_place_distance", "agree_same_place"):
+        assert same([f[k]], [g[k]])
+    for fam in ("lp_", "ocr_"):
+        for k in FEATURE_NAMES:
+            if k.startswith(fam + "h_"):
+                assert same([f[k]], [g[k.replace("_h_", "_m_", 1)]])
+
+
+def test_word_order_permutation_invariance():
+    doc = make_doc()
+    words = list(doc.pages[0].words)
+    random.Random(0).shuffle(words)
+    shuffled = make_doc(tuple(words))
+    h, m = FieldReading("1,234.50"), FieldReading("ACME Corp")
+    for field in (Field("t", "amount"), Field("c", "text")):
+        assert same(
+            list(field_features(field, doc, h, m).values()),
+            list(field_features(field, shuffled, h, m).values()),
+        )
+
+
+def test_feature_matrix_row_permutation_and_dtype():
+    doc = make_doc()
+    rows = [
+        (Field("t", "amount"), doc, FieldReading("1,234.50"), None),
+        (Field("d", "date"), doc, FieldReading("25/12/2018"), FieldReading("25.12.2018")),
+        (Field("c", "text"), doc, None, FieldReading("ACME Corp")),
+    ]
+    X = feature_matrix(rows)
+    assert X.dtype == np.float64 and X.shape == (3, len(FEATURE_NAMES))
+    Y = feature_matrix(rows[::-1])
+    assert np.array_equal(X[::-1], Y, equal_nan=True)
+    assert same(X[0], list(field_features(*rows[0]).values()))
+
+
+def test_quality_page_and_local():
+    q = ImageQuality(99.0, 0.3, 0.9, 0.01, -1.5, 300.0, 20.0, 4.8, 1.2, 0.05)
+    nan = float("nan")
+    grid = QualityGrid(
+        2, 2, (nan, 1.0, 3.0, 9.0), (0.1, 0.2, 0.3, 0.4), (0, 0, 0, 0.2), (0, 0, 0, 0.1)
+    )
+    doc = make_doc(quality=q, grid=grid)
+    f = field_features(Field("t", "amount"), doc, FieldReading("1,234.50"), None)
+    assert f["q_sharpness_log"] == pytest.approx(math.log(100.0))
+    assert f["q_skew_abs"] == 1.5 and f["q_blockiness"] == 1.2
+    # The total sits in the bottom-right tile.
+    assert f["q_local_sharpness_log"] == pytest.approx(math.log(10.0))
+    assert f["q_local_contrast"] == 0.4 and f["q_local_noise"] == 0.2
+    assert f["q_local_sharpness_rel"] == pytest.approx(9.0 / 99.0)
+    bare = field_features(Field("t", "amount"), make_doc(), FieldReading("1,234.50"), None)
+    assert all(math.isnan(bare[k]) for k in FEATURE_NAMES if k.startswith("q_"))
+
+
+def test_document_without_pages():
+    doc = Document("empty", "empty.pdf", ())
+    f = field_features(Field("t", "amount"), doc, FieldReading("9.00"), FieldReading("9.00"))
+    assert f["ocr_h_found"] == 0.0 and math.isnan(f["ocr_source_pdf"])
+    assert f["agree_equal"] == 1.0
+
+
+def test_bad_rows_name_position_and_document():
+    doc = make_doc()
+    with pytest.raises(DatasetError, match=r"row 1 \(document doc-1, field t\).*FieldReading"):
+        feature_matrix(
+            [(Field("t", "amount"), doc, None, None), (Field("t", "amount"), doc, "9.00", None)]
+        )
+    with pytest.raises(DatasetError, match="Document"):
+        field_features(Field("t", "amount"), {"pages": []}, None, None)
+
+
+def test_every_feature_documented():
+    text = DOCS.read_text(encoding="utf-8")
+    for name in FEATURE_NAMES:
+        documented = f"`{name}`" in text
+        if not documented and "_m_" in name:  # Mapper rows share the Hunter rows' text
+            documented = f"`{name.replace('_m_', '_h_', 1)}`" in text
+        if not documented and name.startswith("type_"):
+            documented = f"`{name[5:]}`" in text
+        assert documented, f"{name} missing from docs/features.md"
+
+
+@pytest.mark.slow
+def test_end_to_end_digital_pdf(tmp_path):
+    from confidence import documents
+    sys.path.insert(0, str(Path(__file__).parent))  # fixtures_docs, also without conftest.py
+    from fixtures_docs import make_invoice_pdf
+
+    spec = make_invoice_pdf(tmp_path / "inv.pdf")
+    doc = documents.load(spec.path)
+    rows = [
+        (Field("total", "amount"), doc, FieldReading("779.40"), FieldReading("779.40 GBP")),
+        (Field("date", "date"), doc, FieldReading("2024-03-15"), None),
+        (Field("po", "id"), doc, FieldReading("PO-4471"), None),
+    ]
+    X = feature_matrix(rows)
+    f = dict(zip(FEATURE_NAMES, X[0], strict=True))
+    assert f["ocr_h_exact"] == 1.0 and f["ocr_source_pdf"] == 1.0 and f["agree_equal"] == 1.0
+    assert f["lay_label_left"] == 1.0 and f["lay_y_center"] > 0.7
+    d = dict(zip(FEATURE_NAMES, X[1], strict=True))
+    assert d["ocr_h_found"] == 1.0  # "15 March 2024" is printed
+    p = dict(zip(FEATURE_NAMES, X[2], strict=True))
+    assert p["ocr_h_found"] == 0.0 and math.isnan(p["lay_x_center"])
