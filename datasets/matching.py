@@ -15,7 +15,7 @@ Rules (``docs/correctness.md`` has the full table):
 * **id, iban** — letters and digits only, casefolded; **email** — casefolded, no spaces.
 * **text** — folded text (NFKC, casefold, accents and punctuation removed) with
   ``rapidfuzz`` similarity >= 0.85; **address** — the best of plain and token-sorted
-  similarity >= 0.80 (line order and line joins vary between labels and prints).
+  similarity >= 0.85 (line order and line joins vary between labels and prints).
 
 When a date, amount or percent cannot be parsed on either side, the two are correct only if
 their folded texts are equal.
@@ -26,6 +26,8 @@ from __future__ import annotations
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
+
+from rapidfuzz import fuzz
 
 from confidence.datasets.normalize import (
     DATE_ORDERS,
@@ -42,8 +44,6 @@ from confidence.datasets.normalize import (
     parse_date,
     parse_percent,
 )
-from rapidfuzz import fuzz
-
 from confidence.schema import FIELD_TYPES
 
 __all__ = [
@@ -58,7 +58,7 @@ __all__ = [
     "similarity",
 ]
 
-THRESHOLDS: dict[str, float] = {t: 1.0 for t in FIELD_TYPES} | {"text": 0.85, "address": 0.80}
+THRESHOLDS: dict[str, float] = {t: 1.0 for t in FIELD_TYPES} | {"text": 0.85, "address": 0.85}
 """Smallest :func:`similarity` that :func:`is_correct` accepts, per field type."""
 
 # Below-threshold grades of exact types are scaled under 1 so that only a match reaches 1.0.
