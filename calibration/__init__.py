@@ -1,1 +1,50 @@
-"""Calibration, metrics and guaranteed thresholds (``confidence.calibration``)."""
+"""Calibration, metrics and guaranteed thresholds (``confidence.calibration``).
+
+* :mod:`~confidence.calibration.calibrators` — fused score -> P(correct): isotonic, Platt, Lasso
+  recalibration, chosen by name with :func:`make_calibrator`; JSON round-trip via ``to_dict`` /
+  :func:`calibrator_from_dict`.
+* :mod:`~confidence.calibration.metrics` — AUROC, AURC, accuracy at coverage, coverage at accuracy,
+  ECE, Brier; :func:`evaluate_scores` gives the ``metrics.json`` entry of one score column.
+* :mod:`~confidence.calibration.thresholds` — :class:`ThresholdSelector`, per-field thresholds with
+  a finite-sample accuracy guarantee (Learn then Test) and a field -> type -> global fallback.
+"""
+
+from confidence.calibration.calibrators import (
+    CALIBRATORS,
+    IsotonicCalibrator,
+    LassoRecalibrator,
+    PlattCalibrator,
+    calibrator_from_dict,
+    make_calibrator,
+)
+from confidence.calibration.metrics import (
+    accuracy_at_coverage,
+    aurc,
+    auroc,
+    brier,
+    coverage_at_accuracy,
+    ece,
+    evaluate_scores,
+    risk_coverage_curve,
+)
+from confidence.calibration.thresholds import REVIEW_ALL, ThresholdSelector, ltt_threshold
+
+__all__ = [
+    "CALIBRATORS",
+    "REVIEW_ALL",
+    "IsotonicCalibrator",
+    "LassoRecalibrator",
+    "PlattCalibrator",
+    "ThresholdSelector",
+    "accuracy_at_coverage",
+    "aurc",
+    "auroc",
+    "brier",
+    "calibrator_from_dict",
+    "coverage_at_accuracy",
+    "ece",
+    "evaluate_scores",
+    "ltt_threshold",
+    "make_calibrator",
+    "risk_coverage_curve",
+]

@@ -1,0 +1,449 @@
+"""Map a fused score to P(correct): isotonic, Platt and Lasso recalibration.
+
+All three follow the scikit-learn estimator contract (keyword-only ``__init__`` that only stores,
+``fit`` returns ``self``, learned attributes end in ``_``) and take 1-D scores rather than a feature
+matrix, like :class:`sklearn.isotonic.IsotonicRegression`. ``predict_proba(scores)`` returns a 1-D
+array of P(correct) in [0, 1] (not the two-column array of a classifier). Every calibrator
+round-trips through JSON with ``to_dict`` / :func:`calibrator_from_dict`, so a saved model needs no
+pickle.
+
+Pick one with :func:`make_calibrator` from a name or pass a fitted-compatible object.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import sklearn
+from scipy.optimize import minimize
+from scipy.special import expit, logit
+from sklearn.base import BaseEstimator
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GroupKFold, StratifiedKFold, cross_val_score
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = [
+    "CALIBRATORS",
+    "IsotonicCalibrator",
+    "LassoRecalibrator",
+    "PlattCalibrator",
+    "calibrator_from_dict",
+    "make_calibrator",
+]
+
+_SKLEARN_VERSION = tuple(int(p) for p in sklearn.__version__.split(".")[:2] if p.isdigit())
+
+# Scores are clipped away from 0 and 1 before the logit so a saturated fused score stays finite.
+_EPS = 1e-6
+
+
+def _check_scores(scores, name: str = "scores") -> np.ndarray:
+    s = np.asarray(scores, dtype=float)
+    if s.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one fused score per field); got shape {s.shape}")
+    if not np.isfinite(s).all():
+        raise ValueError(f"{name} contains NaN or inf; score every field before calibrating")
+    return s
+
+
+def _check_fit_input(scores, y) -> tuple[np.ndarray, np.ndarray]:
+    s = _check_scores(scores)
+    y = np.asarray(y)
+    if y.shape != s.shape:
+        raise ValueError(f"scores has {len(s)} values but y has {y.size}; pass one label per score")
+    if len(s) == 0:
+        raise ValueError("cannot calibrate on 0 samples; pass a labelled calibration set")
+    if y.dtype == bool:
+        y = y.astype(int)
+    if not np.isin(y, (0, 1)).all():
+        raise ValueError("y must hold 0/1 (or bool) correctness labels")
+    return s, y.astype(int)
+
+
+def _require_two_classes(y: np.ndarray, who: str) -> None:
+    if len(np.unique(y)) < 2:
+        raise ValueError(
+            f"{who} needs both correct and wrong examples (one class is present); "
+            "add labelled fields of the missing class or use IsotonicCalibrator"
+        )
+
+
+def _logit(s: np.ndarray) -> np.ndarray:
+    return logit(np.clip(s, _EPS, 1 - _EPS))
+
+
+class IsotonicCalibrator(BaseEstimator):
+    """Monotone, piecewise-linear map from score to P(correct).
+
+    Parameters
+    ----------
+    increasing : bool, default=True
+        Higher scores mean more likely correct.
+
+    Attributes
+    ----------
+    X_thresholds_, y_thresholds_ : ndarray
+        Knots of the fitted step function; predictions interpolate linearly between them and clip
+        outside.
+
+    Examples
+    --------
+    >>> cal = IsotonicCalibrator().fit([0.1, 0.4, 0.6, 0.9], [0, 0, 1, 1])
+    >>> cal.predict_proba([0.2, 0.95]).tolist()
+    [0.0, 1.0]
+    """
+
+    def __init__(self, *, increasing: bool = True) -> None:
+        self.increasing = increasing
+
+    def fit(self, scores, y, *, signals=None, groups=None) -> IsotonicCalibrator:
+        """Fit on calibration scores and 0/1 correctness (``signals``/``groups`` are ignored)."""
+        s, y = _check_fit_input(scores, y)
+        iso = IsotonicRegression(
+            y_min=0.0, y_max=1.0, increasing=self.increasing, out_of_bounds="clip"
+        ).fit(s, y)
+        self.X_thresholds_ = np.asarray(iso.X_thresholds_, dtype=float)
+        self.y_thresholds_ = np.asarray(iso.y_thresholds_, dtype=float)
+        return self
+
+    def predict_proba(self, scores, *, signals=None) -> np.ndarray:
+        """P(correct) for each score."""
+        check_is_fitted(self, "X_thresholds_")
+        s = _check_scores(scores)
+        # np.interp clips at the ends, matching IsotonicRegression(out_of_bounds="clip").
+        return np.interp(s, self.X_thresholds_, self.y_thresholds_)
+
+    predict = predict_proba
+
+    def to_dict(self) -> dict[str, Any]:
+        check_is_fitted(self, "X_thresholds_")
+        return {
+            "kind": "isotonic",
+            "params": self.get_params(),
+            "X_thresholds": self.X_thresholds_.tolist(),
+            "y_thresholds": self.y_thresholds_.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> IsotonicCalibrator:
+        cal = cls(**d.get("params", {}))
+        cal.X_thresholds_ = np.asarray(d["X_thresholds"], dtype=float)
+        cal.y_thresholds_ = np.asarray(d["y_thresholds"], dtype=float)
+        return cal
+
+
+class PlattCalibrator(BaseEstimator):
+    """Sigmoid ``P(correct) = expit(a * t(score) + b)`` fitted by maximum likelihood.
+
+    Uses Platt's smoothed targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)`` so that a separable
+    calibration set does not drive ``a`` to infinity.
+
+    Parameters
+    ----------
+    input : {"logit", "raw"}, default="logit"
+        ``"logit"``: scores are probabilities and ``t = logit(score)`` (clipped at 1e-6);
+        ``"raw"``: scores are margins used as they are.
+
+    Attributes
+    ----------
+    coef_, intercept_ : float
+        ``a`` and ``b``.
+
+    Examples
+    --------
+    >>> cal = PlattCalibrator().fit([0.2, 0.3, 0.6, 0.7, 0.8, 0.9], [0, 1, 0, 1, 1, 1])
+    >>> bool(cal.predict_proba([0.9])[0] > cal.predict_proba([0.2])[0])
+    True
+    """
+
+    def __init__(self, *, input: str = "logit") -> None:
+        self.input = input
+
+    def _transform(self, s: np.ndarray) -> np.ndarray:
+        if self.input == "logit":
+            if len(s) and (s.min() < 0 or s.max() > 1):
+                raise ValueError(
+                    'input="logit" needs scores in [0, 1]; use input="raw" for margins'
+                )
+            return _logit(s)
+        if self.input == "raw":
+            return s
+        raise ValueError(f"input={self.input!r}; valid values: 'logit', 'raw'")
+
+    def fit(self, scores, y, *, signals=None, groups=None) -> PlattCalibrator:
+        """Fit on calibration scores and 0/1 correctness (``signals``/``groups`` are ignored)."""
+        s, y = _check_fit_input(scores, y)
+        _require_two_classes(y, "PlattCalibrator")
+        t = self._transform(s)
+        n_pos = y.sum()
+        target = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (len(y) - n_pos + 2))
+
+        def loss(ab: np.ndarray) -> tuple[float, np.ndarray]:
+            z = ab[0] * t + ab[1]
+            p = expit(z)
+            # log(1 + e^z) - target * z is the cross-entropy, stable for large |z|.
+            val = np.sum(np.logaddexp(0, z) - target * z)
+            g = p - target
+            return float(val), np.array([np.dot(g, t), g.sum()])
+
+        res = minimize(loss, np.array([1.0, 0.0]), jac=True, method="L-BFGS-B")
+        self.coef_, self.intercept_ = float(res.x[0]), float(res.x[1])
+        return self
+
+    def predict_proba(self, scores, *, signals=None) -> np.ndarray:
+        """P(correct) for each score."""
+        check_is_fitted(self, "coef_")
+        return expit(self.coef_ * self._transform(_check_scores(scores)) + self.intercept_)
+
+    predict = predict_proba
+
+    def to_dict(self) -> dict[str, Any]:
+        check_is_fitted(self, "coef_")
+        return {
+            "kind": "platt",
+            "params": self.get_params(),
+            "coef": self.coef_,
+            "intercept": self.intercept_,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PlattCalibrator:
+        cal = cls(**d.get("params", {}))
+        cal.coef_, cal.intercept_ = float(d["coef"]), float(d["intercept"])
+        return cal
+
+
+class LassoRecalibrator(BaseEstimator):
+    """L1 logistic regression on ``logit(fused score)`` plus a few named signals.
+
+    Meant for a new domain with a small labelled sample: the fused model stays frozen and this
+    re-weights its score together with cheap signals (e.g. ``agree``, ``ocr_conf_mean``); the L1
+    penalty drops signals that do not help. Inputs are standardised with the calibration mean and
+    standard deviation, which are stored so that predictions need no refit.
+
+    Parameters
+    ----------
+    C : float or "cv", default="cv"
+        Inverse L1 strength. ``"cv"`` picks from ``Cs`` by log-loss in grouped cross-validation
+        (``GroupKFold`` on ``groups`` = document ids when given, else stratified folds); when the
+        sample is too small for ``n_splits`` folds with both classes it falls back to ``C=1.0``.
+    Cs : tuple of float, default=(0.01, 0.03, 0.1, 0.3, 1, 3, 10)
+    n_splits : int, default=5
+    signal_names : sequence of str or None
+        Names of the ``signals`` columns; taken from the keys when ``signals`` is a dict.
+
+    Attributes
+    ----------
+    C_ : float
+        The C used for the final fit.
+    feature_names_ : list of str
+        ``["logit_score", *signal_names]``.
+    coef_ : ndarray of shape (n_features,)
+        Coefficients on the standardised inputs; ``intercept_`` the intercept.
+    mean_, scale_ : ndarray
+        Standardisation parameters.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.uniform(0.05, 0.95, 200)
+    >>> y = (rng.uniform(size=200) < s).astype(int)
+    >>> cal = LassoRecalibrator(C=1.0).fit(s, y, signals={"noise": rng.normal(size=200)})
+    >>> cal.feature_names_
+    ['logit_score', 'noise']
+    >>> p = cal.predict_proba([0.1, 0.9], signals={"noise": [0.0, 0.0]})
+    >>> bool(p[1] > p[0])
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        C: float | str = "cv",
+        Cs: tuple[float, ...] = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0),
+        n_splits: int = 5,
+        signal_names=None,
+    ) -> None:
+        self.C = C
+        self.Cs = Cs
+        self.n_splits = n_splits
+        self.signal_names = signal_names
+
+    def _design(self, s: np.ndarray, signals, names: list[str] | None) -> tuple[np.ndarray, list]:
+        cols, out_names = [_logit(s)], ["logit_score"]
+        if signals is None:
+            if names:
+                raise ValueError(f"this recalibrator needs signals {names}; pass signals=")
+            return np.column_stack(cols), out_names
+        if isinstance(signals, dict):
+            if names is not None:
+                missing = [n for n in names if n not in signals]
+                if missing:
+                    raise ValueError(f"signals is missing {missing}; pass every fitted signal")
+            keys = list(names) if names is not None else list(signals)
+            mat = np.column_stack([np.asarray(signals[k], dtype=float) for k in keys])
+        else:
+            mat = np.asarray(signals, dtype=float)
+            mat = mat[:, None] if mat.ndim == 1 else mat
+            keys = list(names) if names is not None else list(self.signal_names or [])
+            if not keys:
+                keys = [f"signal_{i}" for i in range(mat.shape[1])]
+            if len(keys) != mat.shape[1]:
+                raise ValueError(
+                    f"signals has {mat.shape[1]} columns but {len(keys)} names; "
+                    "pass signal_names matching the columns"
+                )
+        if mat.shape[0] != len(s):
+            raise ValueError(f"signals has {mat.shape[0]} rows but scores has {len(s)}")
+        if not np.isfinite(mat).all():
+            raise ValueError("signals contain NaN or inf; impute them before recalibrating")
+        return np.column_stack([*cols, mat]), out_names + keys
+
+    def _choose_C(self, Z: np.ndarray, y: np.ndarray, groups) -> float:
+        if self.C != "cv":
+            if not isinstance(self.C, (int, float)) or self.C <= 0:
+                raise ValueError(f"C={self.C!r}; pass a positive float or 'cv'")
+            return float(self.C)
+        if groups is not None and len(np.unique(groups)) >= self.n_splits:
+            splits = list(GroupKFold(n_splits=self.n_splits).split(Z, y, groups))
+        elif np.bincount(y).min() >= self.n_splits:
+            cv = StratifiedKFold(n_splits=self.n_splits, shuffle=True, random_state=0)
+            splits = list(cv.split(Z, y))
+        else:
+            return 1.0  # documented fallback: too few samples per class for CV
+        if any(len(np.unique(y[tr])) < 2 for tr, _ in splits):
+            return 1.0
+        best, best_score = 1.0, -np.inf
+        for c in self.Cs:
+            score = cross_val_score(
+                self._model(c), Z, y, cv=splits, scoring="neg_log_loss", error_score=np.nan
+            ).mean()
+            if np.isfinite(score) and score > best_score:
+                best, best_score = float(c), score
+        return best
+
+    @staticmethod
+    def _model(c: float) -> LogisticRegression:
+        # scikit-learn 1.8 deprecated penalty= in favour of l1_ratio; older versions ignore
+        # l1_ratio unless penalty="elasticnet", so spell the L1 penalty the way each understands.
+        if _SKLEARN_VERSION >= (1, 8):
+            return LogisticRegression(l1_ratio=1.0, C=c, solver="liblinear")
+        return LogisticRegression(penalty="l1", C=c, solver="liblinear")
+
+    def fit(self, scores, y, *, signals=None, groups=None) -> LassoRecalibrator:
+        """Fit on scores, optional signals (2-D array or dict name -> column) and correctness."""
+        s, y = _check_fit_input(scores, y)
+        _require_two_classes(y, "LassoRecalibrator")
+        X, names = self._design(s, signals, None)
+        self.mean_ = X.mean(axis=0)
+        scale = X.std(axis=0)
+        self.scale_ = np.where(scale > 0, scale, 1.0)  # constant signal: leave unscaled
+        Z = (X - self.mean_) / self.scale_
+        self.C_ = self._choose_C(Z, y, groups)
+        model = self._model(self.C_).fit(Z, y)
+        self.coef_ = model.coef_.ravel().astype(float)
+        self.intercept_ = float(model.intercept_[0])
+        self.feature_names_ = names
+        return self
+
+    def predict_proba(self, scores, *, signals=None) -> np.ndarray:
+        """P(correct) for each score given the same signals as at fit time."""
+        check_is_fitted(self, "coef_")
+        s = _check_scores(scores)
+        X, _ = self._design(s, signals, self.feature_names_[1:])
+        return expit(((X - self.mean_) / self.scale_) @ self.coef_ + self.intercept_)
+
+    predict = predict_proba
+
+    def to_dict(self) -> dict[str, Any]:
+        check_is_fitted(self, "coef_")
+        params = self.get_params()
+        params["Cs"] = list(params["Cs"])
+        params["signal_names"] = None if self.signal_names is None else list(self.signal_names)
+        return {
+            "kind": "lasso",
+            "params": params,
+            "C": self.C_,
+            "feature_names": list(self.feature_names_),
+            "coef": self.coef_.tolist(),
+            "intercept": self.intercept_,
+            "mean": self.mean_.tolist(),
+            "scale": self.scale_.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LassoRecalibrator:
+        params = dict(d.get("params", {}))
+        if "Cs" in params:
+            params["Cs"] = tuple(params["Cs"])
+        cal = cls(**params)
+        cal.C_ = float(d["C"])
+        cal.feature_names_ = list(d["feature_names"])
+        cal.coef_ = np.asarray(d["coef"], dtype=float)
+        cal.intercept_ = float(d["intercept"])
+        cal.mean_ = np.asarray(d["mean"], dtype=float)
+        cal.scale_ = np.asarray(d["scale"], dtype=float)
+        return cal
+
+
+CALIBRATORS: dict[str, type] = {
+    "isotonic": IsotonicCalibrator,
+    "platt": PlattCalibrator,
+    "lasso": LassoRecalibrator,
+}
+
+
+def make_calibrator(spec="isotonic", **params):
+    """Resolve a calibrator from a name or pass an object through.
+
+    Parameters
+    ----------
+    spec : {"isotonic", "platt", "lasso"} or object
+        A name from :data:`CALIBRATORS`, or an object with ``fit`` and ``predict_proba``.
+    **params
+        Constructor parameters for a named calibrator.
+
+    Examples
+    --------
+    >>> make_calibrator("platt", input="raw")
+    PlattCalibrator(input='raw')
+    >>> make_calibrator("beta")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown calibrator 'beta'; valid: isotonic, lasso, platt, or an object ...
+    """
+    if isinstance(spec, str):
+        try:
+            return CALIBRATORS[spec](**params)
+        except KeyError:
+            raise ValueError(
+                f"unknown calibrator {spec!r}; valid: {', '.join(sorted(CALIBRATORS))}, "
+                "or an object with fit and predict_proba"
+            ) from None
+    if hasattr(spec, "fit") and hasattr(spec, "predict_proba"):
+        if params:
+            raise ValueError("constructor params only apply to a calibrator given by name")
+        return spec
+    raise TypeError(
+        f"calibrator must be one of {', '.join(sorted(CALIBRATORS))} or an object with fit and "
+        f"predict_proba; got {type(spec).__name__}"
+    )
+
+
+def calibrator_from_dict(d: dict[str, Any]):
+    """Rebuild a fitted calibrator from its ``to_dict`` output (dispatches on ``d["kind"]``).
+
+    Examples
+    --------
+    >>> cal = IsotonicCalibrator().fit([0.1, 0.9], [0, 1])
+    >>> calibrator_from_dict(cal.to_dict()).predict_proba([0.5]).tolist()
+    [0.5]
+    """
+    kind = d.get("kind") if isinstance(d, dict) else None
+    if kind not in CALIBRATORS:
+        raise ValueError(
+            f"calibrator dict has kind={kind!r}; valid: {', '.join(sorted(CALIBRATORS))}"
+        )
+    return CALIBRATORS[kind].from_dict(d)

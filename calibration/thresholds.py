@@ -1,0 +1,399 @@
+"""Per-field acceptance thresholds with a finite-sample accuracy guarantee (Learn then Test).
+
+For each field, :class:`ThresholdSelector` picks the lowest threshold ``lam`` on the calibrated
+confidence such that, with probability at least ``confidence_level`` over the draw of the
+calibration set, the accuracy of the fields it accepts (``score >= lam``) on new documents from the
+same distribution is at least ``target_accuracy``.
+
+How (Angelopoulos et al., "Learn then Test", 2021; API modelled on MAPIE's
+``BinaryClassificationController(risk="precision", target_level, confidence_level)``):
+
+1. A fixed grid of candidate thresholds, scanned from high (accept little) to low (accept much).
+2. At each ``lam`` with ``n`` accepted calibration fields of which ``k`` are correct, the exact
+   binomial p-value of H0 "accuracy above ``lam`` < target" is ``P(Binomial(n, target) >= k)``
+   (conditionally on ``n`` the accepted labels are i.i.d. with that accuracy).
+3. Fixed-sequence testing: reject in order while ``p <= 1 - confidence_level`` and stop at the
+   first failure; the last rejected ``lam`` is chosen (raised to the highest grid point that
+   accepts the same calibration fields, so it never reaches below the scores seen). Thresholds at
+   which ``n`` is too small for any rejection (``target ** n > 1 - confidence_level``) are
+   skipped: the sequence starts at the first one that could pass. No multiplicity correction is
+   needed along the sequence.
+
+Fallback hierarchy: a level (field, then field type, then all fields) decides only if it has at
+least ``min_samples`` calibration samples; otherwise the next level in ``fallback`` decides. A level
+that has enough samples but no threshold passing the test yields ``inf`` = review everything
+(source ``"none"``): the data show that the level cannot meet the target, so borrowing a pooled
+threshold would break its guarantee. If no level has enough samples the field is reviewed too.
+
+Guarantees are per field (each field's own calibration sample); a ``"type"`` or ``"global"``
+threshold is guaranteed for the pooled population of that type / of all fields, not for each member
+field separately. The guarantee does not hold across a distribution shift.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.stats import binom
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from confidence.errors import ModelError
+
+__all__ = ["FALLBACKS", "REVIEW_ALL", "ThresholdSelector", "default_grid", "ltt_threshold"]
+
+REVIEW_ALL = math.inf  # threshold that accepts nothing
+FORMAT_VERSION = 1
+FALLBACKS: dict[str, tuple[str, ...]] = {
+    "field_type>global": ("type", "global"),
+    "field_type": ("type",),
+    "global": ("global",),
+    "none": (),
+}
+
+
+def default_grid() -> np.ndarray:
+    """Fixed candidate thresholds in [0, 1], dense near 1 where high-accuracy targets land.
+
+    Examples
+    --------
+    >>> g = default_grid()
+    >>> float(g.min()), float(g.max()), bool(np.all(np.diff(g) > 0))
+    (0.0, 1.0, True)
+    """
+    return np.unique(np.r_[np.linspace(0.0, 1.0, 1001), 1.0 - np.geomspace(1e-5, 1e-3, 41)])
+
+
+def _min_n(target: float, alpha: float) -> int:
+    """Smallest n for which n correct out of n rejects H0 (``target ** n <= alpha``)."""
+    return math.ceil(math.log(alpha) / math.log(target) - 1e-12)
+
+
+def ltt_threshold(
+    scores, correct, *, target_accuracy: float, confidence_level: float, grid=None
+) -> float:
+    """Lowest grid threshold certified by fixed-sequence binomial testing, or ``inf``.
+
+    Parameters
+    ----------
+    scores : array-like of float
+    correct : array-like of 0/1
+    target_accuracy, confidence_level : float in (0, 1)
+    grid : array-like or None
+        Candidate thresholds; :func:`default_grid` when None. Must not depend on ``correct``.
+
+    Examples
+    --------
+    >>> s = np.linspace(0, 1, 1000)
+    >>> y = (s > 0.3).astype(int)  # every field above 0.3 is right
+    >>> ltt_threshold(s, y, target_accuracy=0.99, confidence_level=0.9)  # 3 errors in 703: fine
+    0.297
+    >>> ltt_threshold(s[:50], y[:50], target_accuracy=0.99, confidence_level=0.9)
+    inf
+    """
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(correct, dtype=int)
+    lams = np.sort(np.asarray(default_grid() if grid is None else grid, dtype=float))[::-1]
+    alpha = 1.0 - confidence_level
+    order = np.sort(s)
+    # n accepted and k correct at each lam (accept = score >= lam), vectorised over the grid.
+    first = np.searchsorted(order, lams, side="left")
+    n = len(s) - first
+    k_cum = np.r_[0, np.cumsum(y[np.argsort(s, kind="mergesort")][::-1])]
+    k = k_cum[n]
+    pval = binom.sf(k - 1, n, target_accuracy)  # P(Binomial(n, target) >= k)
+    testable = n >= _min_n(target_accuracy, alpha)
+    if not testable.any():
+        return REVIEW_ALL
+    start = int(np.argmax(testable))
+    passed = pval[start:] <= alpha
+    if not passed[0]:
+        return REVIEW_ALL
+    last = start + (len(passed) if passed.all() else int(np.argmin(passed))) - 1
+    # Lower grid points that accept no further calibration field are certified too; take the
+    # highest one so the threshold does not reach below the scores actually seen.
+    return float(lams[int(np.argmax(n == n[last]))])
+
+
+class ThresholdSelector(BaseEstimator):
+    """Choose per-field thresholds guaranteeing accuracy among accepted fields.
+
+    Parameters
+    ----------
+    target_accuracy : float, default=0.99
+        Required accuracy of accepted fields.
+    confidence_level : float, default=0.9
+        Probability (over the calibration draw) that the target holds.
+    min_samples : int or "auto", default="auto"
+        Calibration samples a level needs to decide. ``"auto"`` = the fewest with which any
+        threshold can pass (230 for the defaults: 230 correct out of 230).
+    fallback : {"field_type>global", "field_type", "global", "none"}, default="field_type>global"
+        Levels consulted, in order, when a field has fewer than ``min_samples`` samples.
+    grid : array-like or None
+        Candidate thresholds (fixed before seeing labels); :func:`default_grid` when None.
+
+    Attributes
+    ----------
+    thresholds_ : dict of str -> float
+        Threshold per calibration field; ``inf`` = review every value of this field.
+    sources_ : dict of str -> str
+        ``"field"``, ``"type"``, ``"global"`` or ``"none"``.
+    coverage_ : dict of str -> float
+        Fraction of the field's calibration samples accepted.
+    accuracy_ : dict of str -> float
+        Calibration accuracy of the accepted samples (NaN when none accepted).
+    n_samples_ : dict of str -> int
+    field_types_ : dict of str -> str or None
+    type_thresholds_ : dict of str -> float
+        Threshold per field type that had ``min_samples`` samples.
+    global_threshold_ : float or None
+        Threshold over all fields, None when there were fewer than ``min_samples``.
+    min_samples_ : int
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.uniform(size=3000)
+    >>> y = (rng.uniform(size=3000) < 0.9 + 0.1 * s).astype(int)
+    >>> fields = np.array(["total", "date", "vendor"])[rng.integers(0, 3, 3000)]
+    >>> fields[:5] = "iban"  # too few samples of its own
+    >>> types = {"total": "amount", "date": "date", "vendor": "text", "iban": "id"}
+    >>> sel = ThresholdSelector(target_accuracy=0.95).fit(s, y, fields, [types[f] for f in fields])
+    >>> sel.sources_["total"], sel.sources_["iban"]
+    ('field', 'global')
+    >>> sel.threshold_for("unseen_field", "amount") == sel.type_thresholds_["amount"]
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        target_accuracy: float = 0.99,
+        confidence_level: float = 0.9,
+        min_samples: int | str = "auto",
+        fallback: str = "field_type>global",
+        grid=None,
+    ) -> None:
+        self.target_accuracy = target_accuracy
+        self.confidence_level = confidence_level
+        self.min_samples = min_samples
+        self.fallback = fallback
+        self.grid = grid
+
+    # -- validation -------------------------------------------------------------------------
+    def _check_params(self) -> int:
+        for name in ("target_accuracy", "confidence_level"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not 0 < v < 1:
+                raise ValueError(f"{name}={v!r}; pass a float strictly between 0 and 1")
+        if self.fallback not in FALLBACKS:
+            raise ValueError(f"fallback={self.fallback!r}; valid: {', '.join(FALLBACKS)}")
+        floor = _min_n(self.target_accuracy, 1 - self.confidence_level)
+        if self.min_samples == "auto":
+            return floor
+        if not isinstance(self.min_samples, (int, np.integer)) or self.min_samples < 1:
+            raise ValueError(f"min_samples={self.min_samples!r}; pass a positive int or 'auto'")
+        return int(self.min_samples)
+
+    @staticmethod
+    def _check_data(scores, correct, fields, field_types):
+        s = np.asarray(scores, dtype=float)
+        y = np.asarray(correct)
+        f = np.asarray(fields, dtype=object)
+        n = len(s)
+        if s.ndim != 1 or y.shape != (n,) or f.shape != (n,):
+            raise ValueError("scores, correct and fields must be 1-D and of the same length")
+        if n == 0:
+            raise ValueError("no calibration samples; pass scored and labelled fields")
+        if not np.isfinite(s).all():
+            raise ValueError("scores contain NaN or inf; calibrate every field before fitting")
+        if y.dtype == bool:
+            y = y.astype(int)
+        if not np.isin(y, (0, 1)).all():
+            raise ValueError("correct must hold 0/1 (or bool) labels")
+        if field_types is None:
+            t = np.full(n, None, dtype=object)
+        else:
+            t = np.asarray(field_types, dtype=object)
+            if t.shape != (n,):
+                raise ValueError("field_types must have one entry per score (or be None)")
+        return s, y.astype(int), f, t
+
+    # -- fitting ----------------------------------------------------------------------------
+    def _ltt(self, s: np.ndarray, y: np.ndarray) -> float:
+        return ltt_threshold(
+            s,
+            y,
+            target_accuracy=self.target_accuracy,
+            confidence_level=self.confidence_level,
+            grid=self.grid,
+        )
+
+    def fit(self, scores, correct, fields, field_types=None) -> ThresholdSelector:
+        """Fit thresholds from calibrated scores, 0/1 correctness and the field of each row.
+
+        Parameters
+        ----------
+        scores : array-like of float
+            Calibrated P(correct), one per (document, field).
+        correct : array-like of 0/1
+        fields : array-like of str
+            Field name of each row.
+        field_types : array-like of str or None
+            Field type of each row (schema ``type``); None disables the type level.
+        """
+        self.min_samples_ = self._check_params()
+        if self.grid is None:
+            s_check = np.asarray(scores, dtype=float)
+            if s_check.size and (np.nanmin(s_check) < 0 or np.nanmax(s_check) > 1):
+                raise ValueError(
+                    "scores outside [0, 1] with the default grid; calibrate first or pass grid="
+                )
+        s, y, f, t = self._check_data(scores, correct, fields, field_types)
+        m = self.min_samples_
+        self.global_threshold_ = self._ltt(s, y) if len(s) >= m else None
+        self.type_thresholds_ = {}
+        for typ in {x for x in t if x is not None}:
+            mask = t == typ
+            if mask.sum() >= m:
+                self.type_thresholds_[str(typ)] = self._ltt(s[mask], y[mask])
+        self.thresholds_, self.sources_, self.field_types_ = {}, {}, {}
+        self.coverage_, self.accuracy_, self.n_samples_ = {}, {}, {}
+        for name in dict.fromkeys(f):  # keeps first-seen order
+            mask = f == name
+            types = {x for x in t[mask] if x is not None}
+            if len(types) > 1:
+                raise ValueError(
+                    f"field {name!r} has several types {sorted(types)}; fix the schema"
+                )
+            ftype = next(iter(types), None)
+            key = str(name)
+            self.field_types_[key] = ftype
+            self.n_samples_[key] = int(mask.sum())
+            if mask.sum() >= m:
+                lam, src = self._ltt(s[mask], y[mask]), "field"
+            else:
+                lam, src = self._from_fallback(ftype)
+            if not np.isfinite(lam):
+                src = "none"
+            self.thresholds_[key], self.sources_[key] = lam, src
+            accepted = s[mask] >= lam
+            self.coverage_[key] = float(accepted.mean())
+            self.accuracy_[key] = float(y[mask][accepted].mean()) if accepted.any() else math.nan
+        return self
+
+    def _from_fallback(self, field_type) -> tuple[float, str]:
+        for level in FALLBACKS[self.fallback]:
+            if level == "type" and field_type is not None and field_type in self.type_thresholds_:
+                return self.type_thresholds_[field_type], "type"
+            if level == "global" and self.global_threshold_ is not None:
+                return self.global_threshold_, "global"
+        return REVIEW_ALL, "none"
+
+    # -- use --------------------------------------------------------------------------------
+    def threshold_for(self, field: str, field_type: str | None = None) -> float:
+        """Threshold of a calibration field, or the fallback one for a field never seen.
+
+        Unseen fields walk ``fallback`` from their ``field_type``; ``inf`` when no level applies.
+        """
+        check_is_fitted(self, "thresholds_")
+        if field in self.thresholds_:
+            return self.thresholds_[field]
+        return self._from_fallback(field_type)[0]
+
+    def predict(self, scores, fields, field_types=None) -> np.ndarray:
+        """Boolean accept mask: ``score >= threshold_for(field, field_type)`` per row."""
+        check_is_fitted(self, "thresholds_")
+        s = np.asarray(scores, dtype=float)
+        f = list(fields)
+        t = [None] * len(f) if field_types is None else list(field_types)
+        if not len(s) == len(f) == len(t):
+            raise ValueError("scores, fields and field_types must have the same length")
+        lam = np.array([self.threshold_for(a, b) for a, b in zip(f, t, strict=True)], dtype=float)
+        # NaN scores compare False: an unscored field is never accepted.
+        return s >= lam
+
+    # -- persistence ------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict; ``inf`` thresholds are written as ``null``."""
+        check_is_fitted(self, "thresholds_")
+
+        def enc(v):
+            return None if v is None or not np.isfinite(v) else float(v)
+
+        params = self.get_params()
+        if params["grid"] is not None:
+            params["grid"] = np.asarray(params["grid"], dtype=float).tolist()
+        return {
+            "format_version": FORMAT_VERSION,
+            "params": params,
+            "min_samples": self.min_samples_,
+            "global_threshold": enc(self.global_threshold_),
+            "global_available": self.global_threshold_ is not None,
+            "type_thresholds": {k: enc(v) for k, v in self.type_thresholds_.items()},
+            "fields": {
+                k: {
+                    "threshold": enc(self.thresholds_[k]),
+                    "source": self.sources_[k],
+                    "field_type": self.field_types_[k],
+                    "coverage": self.coverage_[k],
+                    "accuracy": None if math.isnan(self.accuracy_[k]) else self.accuracy_[k],
+                    "n_samples": self.n_samples_[k],
+                }
+                for k in self.thresholds_
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ThresholdSelector:
+        """Rebuild a fitted selector from :meth:`to_dict` output."""
+
+        def dec(v):
+            return REVIEW_ALL if v is None else float(v)
+
+        if d.get("format_version") != FORMAT_VERSION:
+            raise ValueError(
+                f"thresholds format_version {d.get('format_version')!r} is not "
+                f"{FORMAT_VERSION}; re-run `extractconf tune` with this version"
+            )
+        sel = cls(**d["params"])
+        sel.min_samples_ = int(d["min_samples"])
+        sel.global_threshold_ = dec(d["global_threshold"]) if d["global_available"] else None
+        sel.type_thresholds_ = {k: dec(v) for k, v in d["type_thresholds"].items()}
+        fields = d["fields"]
+        sel.thresholds_ = {k: dec(v["threshold"]) for k, v in fields.items()}
+        sel.sources_ = {k: v["source"] for k, v in fields.items()}
+        sel.field_types_ = {k: v["field_type"] for k, v in fields.items()}
+        sel.coverage_ = {k: float(v["coverage"]) for k, v in fields.items()}
+        sel.accuracy_ = {
+            k: math.nan if v["accuracy"] is None else float(v["accuracy"])
+            for k, v in fields.items()
+        }
+        sel.n_samples_ = {k: int(v["n_samples"]) for k, v in fields.items()}
+        return sel
+
+    def save(self, path: str | Path) -> Path:
+        """Write ``thresholds.json`` (``path`` may be a directory or a ``.json`` file)."""
+        p = Path(path)
+        if p.suffix != ".json":
+            p.mkdir(parents=True, exist_ok=True)
+            p = p / "thresholds.json"
+        p.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
+        return p
+
+    @classmethod
+    def load(cls, path: str | Path) -> ThresholdSelector:
+        """Read what :meth:`save` wrote; :class:`~confidence.errors.ModelError` if unusable."""
+        p = Path(path)
+        if p.is_dir():
+            p = p / "thresholds.json"
+        try:
+            return cls.from_dict(json.loads(p.read_text()))
+        except FileNotFoundError:
+            raise ModelError(f"{p}: no thresholds file; run `extractconf tune` first") from None
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ModelError(f"{p}: unreadable thresholds file ({e})") from e

@@ -1,0 +1,398 @@
+"""Fuse the per-field signals into one score of being correct (LightGBM, scikit-learn API).
+
+:class:`FusionClassifier` is a binary classifier over the feature rows built by
+``confidence.features`` (one row per (document, field); field type one-hot, never the field name).
+LightGBM handles missing features (NaN) natively, so a signal a provider cannot give (no logprobs,
+no OCR for a digital PDF) is simply left NaN.
+
+The number of boosting rounds is chosen by early stopping in cross-validation grouped by document
+(fields of one document share a scan and an LLM call, so splitting them across folds would leak),
+then the model is refit on all rows with that many rounds.
+
+Saved models contain no pickle: ``save(dir)`` writes LightGBM's text model ``fusion.lgb.txt`` and
+``fusion.json`` (features, parameters, classes, library versions, format version, checksum).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+import sklearn
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from confidence import __version__
+from confidence.errors import ModelError
+
+__all__ = ["FORMAT_VERSION", "FusionClassifier"]
+
+FORMAT_VERSION = 1
+MODEL_FILE = "fusion.lgb.txt"
+META_FILE = "fusion.json"
+# LightGBM rejects feature names with JSON special characters; say so before it does.
+_BAD_NAME = re.compile(r'[\[\]{}:,"]')
+
+
+class FusionClassifier(ClassifierMixin, BaseEstimator):
+    """Gradient-boosted trees turning a feature row into P(field is correct).
+
+    Parameters
+    ----------
+    n_estimators : int, default=1000
+        Maximum boosting rounds (early stopping usually picks fewer).
+    learning_rate : float, default=0.05
+    num_leaves : int, default=15
+    min_child_samples : int, default=20
+        Minimum rows per leaf; keeps small calibration sets from being memorised.
+    reg_lambda : float, default=1.0
+        L2 penalty on leaf values.
+    early_stopping_rounds : int or None, default=50
+        Stop when the grouped-CV log-loss has not improved for this many rounds; None trains
+        exactly ``n_estimators`` rounds without CV.
+    n_splits : int, default=5
+        CV folds (reduced to the number of documents or of minority-class rows when smaller;
+        CV is skipped when fewer than 2 folds are possible).
+    random_state : int, default=0
+    n_jobs : int or None, default=1
+        LightGBM threads; None lets LightGBM decide.
+    lgbm_params : dict or None
+        Extra LightGBM parameters (JSON-serialisable), e.g. ``{"feature_fraction": 0.8}``.
+
+    Attributes
+    ----------
+    booster_ : lightgbm.Booster
+    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class ("correct").
+    feature_names_ : list of str
+    n_features_in_ : int
+    best_iteration_ : int
+        Boosting rounds of the final model.
+    cv_logloss_ : float or None
+        Mean validation log-loss at ``best_iteration_`` (None without CV).
+    oof_proba_ : ndarray of shape (n_samples,)
+        Out-of-fold P(correct) of each training row from the CV fold model that did not see its
+        document (NaN without CV); fit a calibrator on it instead of on in-sample scores. Not saved.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3))
+    >>> X[rng.uniform(size=X.shape) < 0.1] = np.nan  # missing signals are fine
+    >>> y = (np.nan_to_num(X[:, 0]) + 0.3 * rng.normal(size=400) > 0).astype(int)
+    >>> docs = np.repeat(np.arange(100), 4)
+    >>> clf = FusionClassifier(n_estimators=200).fit(X, y, groups=docs,
+    ...                                               feature_names=["agree", "lp_min", "ocr"])
+    >>> clf.predict_proba(X[:2]).shape, clf.contributions(X[:2]).shape
+    ((2, 2), (2, 4))
+    """
+
+    def __init__(
+        self,
+        *,
+        n_estimators: int = 1000,
+        learning_rate: float = 0.05,
+        num_leaves: int = 15,
+        min_child_samples: int = 20,
+        reg_lambda: float = 1.0,
+        early_stopping_rounds: int | None = 50,
+        n_splits: int = 5,
+        random_state: int = 0,
+        n_jobs: int | None = 1,
+        lgbm_params: dict[str, Any] | None = None,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.min_child_samples = min_child_samples
+        self.reg_lambda = reg_lambda
+        self.early_stopping_rounds = early_stopping_rounds
+        self.n_splits = n_splits
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.lgbm_params = lgbm_params
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    # -- fitting ----------------------------------------------------------------------------
+    def _lgb_params(self) -> dict[str, Any]:
+        if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
+            raise ValueError(f"n_estimators={self.n_estimators!r}; pass a positive int")
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate={self.learning_rate!r}; pass a positive float")
+        params = {
+            "objective": "binary",
+            "learning_rate": float(self.learning_rate),
+            "num_leaves": int(self.num_leaves),
+            "min_data_in_leaf": int(self.min_child_samples),
+            "lambda_l2": float(self.reg_lambda),
+            "seed": int(self.random_state),
+            "deterministic": True,
+            "force_col_wise": True,
+            "verbosity": -1,
+            "num_threads": 0 if self.n_jobs is None else int(self.n_jobs),
+        }
+        params.update(self.lgbm_params or {})
+        return params
+
+    def _folds(self, y: np.ndarray, groups) -> list | None:
+        if self.early_stopping_rounds is None or self.n_splits < 2:
+            return None
+        k = min(self.n_splits, int(np.bincount(y).min()))
+        if groups is not None:
+            k = min(k, len(np.unique(groups)))
+        if k < 2:
+            return None
+        if groups is None:
+            cv = StratifiedKFold(n_splits=k, shuffle=True, random_state=self.random_state)
+            return list(cv.split(np.zeros(len(y)), y))
+        cv = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=self.random_state)
+        return list(cv.split(np.zeros(len(y)), y, groups))
+
+    def fit(self, X, y, *, groups=None, feature_names=None) -> FusionClassifier:
+        """Fit on feature rows ``X`` (NaN allowed) and binary labels ``y`` (1 = correct).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes; the larger (``classes_[1]``) is "correct".
+        groups : array-like of shape (n_samples,) or None
+            Document id of each row, for document-grouped cross-validation.
+        feature_names : sequence of str or None
+            Column names; a DataFrame's columns are used when None.
+        """
+        X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if len(classes) > 2:
+            raise ValueError(
+                f"Only binary classification is supported. y has {len(classes)} classes; "
+                "pass 1 = correct / 0 = wrong"
+            )
+        if len(classes) < 2:
+            raise ValueError(
+                "FusionClassifier needs two classes but only one class is present in y; label "
+                "both correct and wrong extractions (at least one of each) before training"
+            )
+        self.classes_ = classes
+        y_enc = (y == classes[1]).astype(int)
+        self.feature_names_ = self._resolve_names(feature_names, X.shape[1])
+        if groups is not None:
+            groups = np.asarray(groups)
+            if groups.shape != (len(y),):
+                raise ValueError(f"groups must have one document id per row ({len(y)})")
+        params = self._lgb_params()
+        folds = self._folds(y_enc, groups)
+        if folds is None:
+            self.best_iteration_, self.cv_logloss_ = int(self.n_estimators), None
+            self.oof_proba_ = np.full(len(y), np.nan)
+        else:
+            data = lgb.Dataset(X, y_enc, feature_name=self.feature_names_, free_raw_data=False)
+            hist = lgb.cv(
+                params,
+                data,
+                num_boost_round=int(self.n_estimators),
+                folds=folds,
+                callbacks=[lgb.early_stopping(int(self.early_stopping_rounds), verbose=False)],
+                return_cvbooster=True,
+            )
+            curve = hist["valid binary_logloss-mean"]
+            self.best_iteration_ = len(curve)  # lgb.cv truncates the history at the best round
+            self.cv_logloss_ = float(curve[-1])
+            # Each row scored by the fold model that did not see its document: an honest input
+            # for fitting a calibrator on the training set itself.
+            oof = np.full(len(y), np.nan)
+            for (_, val), booster in zip(folds, hist["cvbooster"].boosters, strict=True):
+                oof[val] = booster.predict(X[val], num_iteration=self.best_iteration_)
+            self.oof_proba_ = oof
+        data = lgb.Dataset(X, y_enc, feature_name=self.feature_names_)
+        self.booster_ = lgb.train(params, data, num_boost_round=self.best_iteration_)
+        return self
+
+    def _resolve_names(self, feature_names, n: int) -> list[str]:
+        if feature_names is None:
+            names = getattr(self, "feature_names_in_", None)
+            names = [f"f{i}" for i in range(n)] if names is None else [str(c) for c in names]
+        else:
+            names = [str(c) for c in feature_names]
+        if len(names) != n:
+            raise ValueError(f"feature_names has {len(names)} names for {n} columns of X")
+        if len(set(names)) != n:
+            raise ValueError("feature_names has duplicates; give every column a unique name")
+        bad = [c for c in names if _BAD_NAME.search(c)]
+        if bad:
+            raise ValueError(f'feature names {bad[:5]} contain one of []{{}}:,"; rename them')
+        return names
+
+    # -- prediction -------------------------------------------------------------------------
+    def _check_X(self, X) -> np.ndarray:
+        check_is_fitted(self, "booster_")
+        return validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Log-odds of the positive class, shape (n_samples,)."""
+        X = self._check_X(X)
+        return self.booster_.predict(X, raw_score=True)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities, shape (n_samples, 2); column 1 is P(correct)."""
+        X = self._check_X(X)
+        p = self.booster_.predict(X)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X) -> np.ndarray:
+        scores = self.decision_function(X)  # checks fitted before classes_ is touched
+        return self.classes_[(scores > 0).astype(int)]
+
+    def contributions(self, X) -> np.ndarray:
+        """Per-feature contributions to the log-odds (TreeSHAP), shape (n, n_features + 1).
+
+        The last column is the expected value; each row sums to :meth:`decision_function`.
+        """
+        X = self._check_X(X)
+        return self.booster_.predict(X, pred_contrib=True)
+
+    def shap_values(self, X) -> np.ndarray:
+        """SHAP values in log-odds, shape (n, n_features).
+
+        Computed by LightGBM's built-in TreeSHAP (``pred_contrib``), which gives the same values
+        as ``shap.TreeExplainer(booster_)`` without importing shap.
+        """
+        return self.contributions(X)[:, :-1]
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total split gain per feature."""
+        check_is_fitted(self, "booster_")
+        return self.booster_.feature_importance(importance_type="gain")
+
+    # -- persistence ------------------------------------------------------------------------
+    def save(self, directory: str | Path) -> Path:
+        """Write ``fusion.lgb.txt`` and ``fusion.json`` into ``directory`` (created if needed)."""
+        check_is_fitted(self, "booster_")
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        model_path = d / MODEL_FILE
+        self.booster_.save_model(str(model_path))
+        meta = {
+            "format_version": FORMAT_VERSION,
+            "kind": "FusionClassifier",
+            "params": self.get_params(),
+            "feature_names": self.feature_names_,
+            "fitted_with_names": hasattr(self, "feature_names_in_"),
+            "classes": self.classes_.tolist(),
+            "best_iteration": self.best_iteration_,
+            "cv_logloss": self.cv_logloss_,
+            "model_file": MODEL_FILE,
+            "model_sha256": hashlib.sha256(model_path.read_bytes()).hexdigest(),
+            "versions": {
+                "extractconf": __version__,
+                "lightgbm": lgb.__version__,
+                "scikit-learn": sklearn.__version__,
+                "numpy": np.__version__,
+            },
+        }
+        try:
+            text = json.dumps(meta, indent=2, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise ValueError(
+                f"lgbm_params must be JSON-serialisable to save the model ({e})"
+            ) from e
+        (d / META_FILE).write_text(text + "\n")
+        return d
+
+    @classmethod
+    def load(cls, directory: str | Path, *, feature_names=None) -> FusionClassifier:
+        """Load a model written by :meth:`save`.
+
+        Parameters
+        ----------
+        directory : str or Path
+        feature_names : sequence of str or None
+            The features the caller will provide; a mismatch raises instead of mis-scoring.
+
+        Raises
+        ------
+        confidence.errors.ModelError
+            Missing, corrupt or incompatible model, or a feature list mismatch.
+        """
+        d = Path(directory)
+        meta_path = d / META_FILE
+        try:
+            meta = json.loads(meta_path.read_text())
+        except FileNotFoundError:
+            raise ModelError(
+                f"{meta_path}: not found; train a model with `extractconf train`"
+            ) from None
+        except (OSError, json.JSONDecodeError) as e:
+            raise ModelError(f"{meta_path}: unreadable ({e}); retrain the model") from e
+        try:
+            return cls._from_meta(d, meta, feature_names)
+        except ModelError:
+            raise
+        except (KeyError, TypeError, ValueError) as e:
+            raise ModelError(f"{meta_path}: malformed model metadata ({e!r}); retrain") from e
+
+    @classmethod
+    def _from_meta(cls, d: Path, meta: dict, feature_names) -> FusionClassifier:
+        where = d / META_FILE
+        if meta.get("kind") != "FusionClassifier":
+            raise ModelError(f"{where}: not a FusionClassifier model (kind={meta.get('kind')!r})")
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise ModelError(
+                f"{where}: model format {meta.get('format_version')!r}, this extractconf "
+                f"({__version__}) reads format {FORMAT_VERSION}; retrain or install the "
+                f"extractconf version that wrote it ({meta.get('versions', {}).get('extractconf')})"
+            )
+        saved_lgb = str(meta["versions"]["lightgbm"])
+        if int(saved_lgb.split(".")[0]) > int(lgb.__version__.split(".")[0]):
+            raise ModelError(
+                f"{where}: saved with lightgbm {saved_lgb}, installed {lgb.__version__}; "
+                f"pip install 'lightgbm>={saved_lgb}'"
+            )
+        model_path = d / meta["model_file"]
+        try:
+            blob = model_path.read_bytes()
+        except OSError as e:
+            raise ModelError(f"{model_path}: cannot read the LightGBM model ({e})") from e
+        if hashlib.sha256(blob).hexdigest() != meta["model_sha256"]:
+            raise ModelError(f"{model_path}: checksum mismatch, the file is corrupt or replaced")
+        try:
+            booster = lgb.Booster(model_str=blob.decode("utf-8"))
+        except (lgb.basic.LightGBMError, UnicodeDecodeError) as e:
+            raise ModelError(f"{model_path}: LightGBM cannot parse the model ({e})") from e
+        names = list(meta["feature_names"])
+        if booster.feature_name() != names:
+            raise ModelError(f"{model_path}: its features differ from {META_FILE}; retrain")
+        if feature_names is not None and list(feature_names) != names:
+            want = list(feature_names)
+            missing = [c for c in names if c not in want]
+            extra = [c for c in want if c not in names]
+            raise ModelError(
+                f"{where}: the model expects {len(names)} features, the caller gives {len(want)}"
+                f" (model-only: {missing[:5]}, caller-only: {extra[:5]}"
+                f"{', same names in another order' if not missing and not extra else ''}); "
+                "retrain with the current feature set"
+            )
+        clf = cls(**meta["params"])
+        clf.booster_ = booster
+        clf.classes_ = np.asarray(meta["classes"])
+        clf.feature_names_ = names
+        clf.n_features_in_ = len(names)
+        if meta.get("fitted_with_names"):
+            clf.feature_names_in_ = np.asarray(names, dtype=object)
+        clf.best_iteration_ = int(meta["best_iteration"])
+        clf.cv_logloss_ = meta["cv_logloss"]
+        return clf

@@ -1,0 +1,137 @@
+"""Calibrators: fit quality on synthetic miscalibrated scores, JSON round trips, validation."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.special import expit, logit
+from sklearn.isotonic import IsotonicRegression
+
+from confidence.calibration import (
+    CALIBRATORS,
+    IsotonicCalibrator,
+    LassoRecalibrator,
+    PlattCalibrator,
+    calibrator_from_dict,
+    ece,
+    make_calibrator,
+)
+
+
+def _miscalibrated(n, seed, a=2.0, b=-0.5):
+    """Scores whose true P(correct) is expit(a * logit(s) + b): over-confident near 1."""
+    rng = np.random.default_rng(seed)
+    s = rng.uniform(0.02, 0.98, n)
+    y = (rng.uniform(size=n) < expit(a * logit(s) + b)).astype(int)
+    return s, y
+
+
+def _roundtrip(cal):
+    return calibrator_from_dict(json.loads(json.dumps(cal.to_dict(), allow_nan=False)))
+
+
+def test_isotonic_matches_sklearn_and_is_monotone():
+    s, y = _miscalibrated(500, 0)
+    cal = IsotonicCalibrator().fit(s, y)
+    grid = np.linspace(-0.5, 1.5, 301)  # includes out-of-range scores: clipped
+    ref = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(s, y).predict(grid)
+    p = cal.predict_proba(grid)
+    np.testing.assert_allclose(p, ref)
+    assert np.all(np.diff(p) >= 0) and p.min() >= 0 and p.max() <= 1
+    np.testing.assert_array_equal(_roundtrip(cal).predict_proba(grid), p)
+
+
+def test_platt_recovers_known_sigmoid():
+    s, y = _miscalibrated(20000, 1, a=2.0, b=-0.5)
+    cal = PlattCalibrator().fit(s, y)
+    assert cal.coef_ == pytest.approx(2.0, abs=0.1)
+    assert cal.intercept_ == pytest.approx(-0.5, abs=0.1)
+    back = _roundtrip(cal)
+    np.testing.assert_array_equal(back.predict_proba(s[:50]), cal.predict_proba(s[:50]))
+
+
+def test_platt_raw_margins_and_input_validation():
+    rng = np.random.default_rng(2)
+    z = rng.normal(0, 3, 2000)
+    y = (rng.uniform(size=z.size) < expit(0.5 * z + 1)).astype(int)
+    cal = PlattCalibrator(input="raw").fit(z, y)
+    assert cal.coef_ == pytest.approx(0.5, abs=0.1)
+    with pytest.raises(ValueError, match='input="raw"'):
+        PlattCalibrator().fit(z, y)
+
+
+@pytest.mark.parametrize("name", ["isotonic", "platt"])
+def test_calibration_reduces_ece_on_held_out_data(name):
+    s, y = _miscalibrated(4000, 3)
+    s_test, y_test = _miscalibrated(4000, 4)
+    cal = make_calibrator(name).fit(s, y)
+    before, after = ece(y_test, s_test), ece(y_test, cal.predict_proba(s_test))
+    assert after < 0.5 * before, (before, after)
+
+
+def test_lasso_keeps_useful_signal_and_drops_noise():
+    rng = np.random.default_rng(5)
+    n = 1500
+    s = rng.uniform(0.05, 0.95, n)
+    agree = rng.integers(0, 2, n).astype(float)
+    noise = rng.normal(size=n)
+    y = (rng.uniform(size=n) < expit(logit(s) + 2.0 * agree - 1.0)).astype(int)
+    groups = np.repeat(np.arange(n // 5), 5)
+    cal = LassoRecalibrator().fit(s, y, signals={"agree": agree, "noise": noise}, groups=groups)
+    assert cal.feature_names_ == ["logit_score", "agree", "noise"]
+    assert cal.C_ in cal.Cs
+    coef = dict(zip(cal.feature_names_, cal.coef_, strict=True))
+    assert coef["agree"] > 0.3 and coef["logit_score"] > 0.3
+    assert abs(coef["noise"]) < 0.1
+    sig = {"agree": agree[:20], "noise": noise[:20]}
+    back = _roundtrip(cal)
+    np.testing.assert_allclose(
+        back.predict_proba(s[:20], signals=sig), cal.predict_proba(s[:20], signals=sig)
+    )
+    with pytest.raises(ValueError, match="missing"):
+        cal.predict_proba(s[:20], signals={"agree": agree[:20]})
+    with pytest.raises(ValueError, match="needs signals"):
+        cal.predict_proba(s[:20])
+
+
+def test_lasso_array_signals_and_small_sample_default_c():
+    rng = np.random.default_rng(6)
+    s = rng.uniform(0.1, 0.9, 12)
+    y = np.array([0, 1, 1] * 4)  # 4 wrong: fewer than the 5 folds
+    cal = LassoRecalibrator().fit(s, y, signals=rng.normal(size=(12, 2)))
+    assert cal.C_ == 1.0  # too few per class for 5-fold CV: documented default
+    assert cal.feature_names_ == ["logit_score", "signal_0", "signal_1"]
+    with pytest.raises(ValueError, match="positive float"):
+        LassoRecalibrator(C=-1).fit(s, y)
+
+
+@pytest.mark.parametrize("cls", [PlattCalibrator, LassoRecalibrator])
+def test_one_class_is_a_clear_error(cls):
+    with pytest.raises(ValueError, match="both correct and wrong"):
+        cls().fit([0.2, 0.8], [1, 1])
+
+
+def test_input_validation():
+    with pytest.raises(ValueError, match="one label per score"):
+        IsotonicCalibrator().fit([0.1, 0.2], [1])
+    with pytest.raises(ValueError, match="0 samples"):
+        IsotonicCalibrator().fit([], [])
+    with pytest.raises(ValueError, match="NaN"):
+        IsotonicCalibrator().fit([0.1, np.nan], [0, 1])
+    with pytest.raises(ValueError, match="0/1"):
+        IsotonicCalibrator().fit([0.1, 0.2], [0, 3])
+
+
+def test_make_calibrator_choice_map():
+    assert set(CALIBRATORS) == {"isotonic", "platt", "lasso"}
+    assert isinstance(make_calibrator("lasso", C=0.5), LassoRecalibrator)
+    own = IsotonicCalibrator()
+    assert make_calibrator(own) is own
+    with pytest.raises(ValueError, match="isotonic, lasso, platt"):
+        make_calibrator("beta")
+    with pytest.raises(TypeError, match="fit and predict_proba"):
+        make_calibrator(3)
+    with pytest.raises(ValueError, match="kind"):
+        calibrator_from_dict({"kind": "beta"})

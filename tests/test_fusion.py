@@ -1,0 +1,177 @@
+"""FusionClassifier: sklearn contract, NaN handling, grouped CV, contributions, pickle-free save."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from confidence.calibration import IsotonicCalibrator, ThresholdSelector, evaluate_scores
+from confidence.errors import ModelError
+from confidence.fusion import FusionClassifier
+
+NAMES = ["agree", "lp_min", "ocr_conf", "noise"]
+
+
+def _data(n_docs=150, per_doc=4, seed=0):
+    """Rows of 4 signals; ``ocr_conf`` is NaN for a third of the documents (digital PDFs)."""
+    rng = np.random.default_rng(seed)
+    n = n_docs * per_doc
+    docs = np.repeat(np.arange(n_docs), per_doc)
+    agree = rng.integers(0, 2, n).astype(float)
+    lp_min = rng.normal(size=n)
+    ocr = rng.uniform(size=n)
+    digital = np.repeat(rng.uniform(size=n_docs) < 1 / 3, per_doc)
+    ocr[digital] = np.nan
+    logit = 2.0 * agree + 1.0 * lp_min + np.where(digital, 1.0, 2.0 * (ocr - 0.5)) - 0.5
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-logit))).astype(int)
+    X = np.column_stack([agree, lp_min, ocr, rng.normal(size=n)])
+    return X, y, docs
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y, docs = _data()
+    clf = FusionClassifier(n_estimators=300).fit(X, y, groups=docs, feature_names=NAMES)
+    return clf, X, y, docs
+
+
+@parametrize_with_checks([FusionClassifier(n_estimators=30)])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_learns_signals_and_handles_nan(fitted):
+    clf, _, _, _ = fitted
+    X_test, y_test, _ = _data(seed=1)
+    p = clf.predict_proba(X_test)[:, 1]
+    assert roc_auc_score(y_test, p) > 0.75
+    assert np.all((p >= 0) & (p <= 1))
+    assert clf.feature_names_ == NAMES and clf.n_features_in_ == 4
+    gain = dict(zip(NAMES, clf.feature_importances_, strict=True))
+    assert gain["agree"] > gain["noise"]
+
+
+def test_early_stopping_picks_fewer_rounds_with_cv(fitted):
+    clf, _, _, _ = fitted
+    assert 1 <= clf.best_iteration_ < 300
+    assert clf.booster_.num_trees() == clf.best_iteration_
+    assert clf.cv_logloss_ is not None and clf.cv_logloss_ < np.log(2)
+
+
+def test_out_of_fold_scores_feed_calibration_and_thresholds(fitted):
+    """Real pipeline: fusion -> isotonic on out-of-fold scores -> thresholds fitted on a held-out
+    calibration set scored by the final pipeline -> metrics on a test set."""
+    clf, _, y, _ = fitted
+    assert not np.isnan(clf.oof_proba_).any()
+    assert roc_auc_score(y, clf.oof_proba_) > 0.75
+    cal = IsotonicCalibrator().fit(clf.oof_proba_, y)
+
+    def score(X):
+        return cal.predict_proba(clf.predict_proba(X)[:, 1])
+
+    X_cal, y_cal, _ = _data(n_docs=200, seed=3)
+    sel = ThresholdSelector(target_accuracy=0.85, min_samples=50)
+    sel.fit(score(X_cal), y_cal, ["total"] * len(y_cal), ["amount"] * len(y_cal))
+    X_test, y_test, _ = _data(n_docs=300, seed=7)
+    p = score(X_test)
+    m = evaluate_scores(y_test, p)
+    assert m["auroc"] > 0.75 and m["ece"] < 0.08
+    accept = sel.predict(p, ["total"] * len(p))
+    assert 0.1 < accept.mean() < 0.9
+    assert y_test[accept].mean() >= 0.85 - 0.04  # one draw: allow sampling error of 1200 rows
+
+
+def test_folds_keep_documents_together():
+    _, y, docs = _data(n_docs=40)
+    folds = FusionClassifier()._folds(y, docs)
+    assert len(folds) == 5
+    for train, val in folds:
+        assert not set(docs[train]) & set(docs[val])
+
+
+def test_without_cv_trains_n_estimators():
+    X, y, _ = _data(n_docs=30)
+    clf = FusionClassifier(n_estimators=7, early_stopping_rounds=None).fit(X, y)
+    assert clf.best_iteration_ == 7 and clf.cv_logloss_ is None
+
+
+def test_contributions_sum_to_log_odds_and_match_shap(fitted):
+    clf, X, _, _ = fitted
+    contrib = clf.contributions(X[:25])
+    assert contrib.shape == (25, 5)
+    np.testing.assert_allclose(contrib.sum(axis=1), clf.decision_function(X[:25]), atol=1e-9)
+    shap = pytest.importorskip("shap")
+    with warnings.catch_warnings():  # shap notes its LightGBM binary output format changed
+        warnings.simplefilter("ignore", UserWarning)
+        ref = shap.TreeExplainer(clf.booster_).shap_values(X[:25])
+    ref = ref[1] if isinstance(ref, list) else ref
+    np.testing.assert_allclose(clf.shap_values(X[:25]), ref, atol=1e-6)
+
+
+def test_string_labels_map_to_classes():
+    X, y, docs = _data(n_docs=40)
+    labels = np.where(y == 1, "right", "wrong")
+    clf = FusionClassifier(n_estimators=20).fit(X, labels, groups=docs)
+    assert list(clf.classes_) == ["right", "wrong"]
+    assert set(clf.predict(X)) <= {"right", "wrong"}
+
+
+def test_clear_errors_on_bad_training_input():
+    X, y, _ = _data(n_docs=10)
+    with pytest.raises(ValueError, match=r"one class is present.*label both"):
+        FusionClassifier().fit(X, np.ones(len(y)))
+    with pytest.raises(ValueError, match="0 sample"):
+        FusionClassifier().fit(np.empty((0, 4)), [])
+    with pytest.raises(ValueError, match="3 names for 4 columns"):
+        FusionClassifier().fit(X, y, feature_names=NAMES[:3])
+    with pytest.raises(ValueError, match="rename"):
+        FusionClassifier().fit(X, y, feature_names=["a", "b:c", "d", "e"])
+    with pytest.raises(ValueError, match="one document id per row"):
+        FusionClassifier().fit(X, y, groups=[1, 2])
+
+
+def test_save_load_roundtrip_without_pickle(fitted, tmp_path):
+    clf, X, _, _ = fitted
+    clf.save(tmp_path / "model")
+    files = sorted(p.name for p in (tmp_path / "model").iterdir())
+    assert files == ["fusion.json", "fusion.lgb.txt"]
+    meta = json.loads((tmp_path / "model" / "fusion.json").read_text())
+    assert meta["feature_names"] == NAMES and meta["format_version"] == 1
+    assert {"extractconf", "lightgbm", "scikit-learn", "numpy"} <= set(meta["versions"])
+    back = FusionClassifier.load(tmp_path / "model", feature_names=NAMES)
+    np.testing.assert_array_equal(back.predict_proba(X), clf.predict_proba(X))
+    np.testing.assert_array_equal(back.contributions(X[:5]), clf.contributions(X[:5]))
+    assert back.get_params() == clf.get_params()
+
+
+def test_load_rejects_mismatch_and_corruption(fitted, tmp_path):
+    clf, _, _, _ = fitted
+    d = clf.save(tmp_path / "m")
+    with pytest.raises(ModelError, match="model-only: \\['noise'\\]"):
+        FusionClassifier.load(d, feature_names=NAMES[:3])
+    with pytest.raises(ModelError, match="another order"):
+        FusionClassifier.load(d, feature_names=NAMES[::-1])
+    with pytest.raises(ModelError, match="not found"):
+        FusionClassifier.load(tmp_path / "nowhere")
+
+    meta_path = d / "fusion.json"
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "format_version": 99}))
+    with pytest.raises(ModelError, match="format 99"):
+        FusionClassifier.load(d)
+    meta_path.write_text("{not json")
+    with pytest.raises(ModelError, match="unreadable"):
+        FusionClassifier.load(d)
+    meta_path.write_text(json.dumps({k: v for k, v in meta.items() if k != "classes"}))
+    with pytest.raises(ModelError, match="malformed"):
+        FusionClassifier.load(d)
+    meta_path.write_text(json.dumps(meta))
+    model = d / "fusion.lgb.txt"
+    model.write_text(model.read_text().replace("num_leaves", "num_leafs", 1))
+    with pytest.raises(ModelError, match="checksum"):
+        FusionClassifier.load(d)
