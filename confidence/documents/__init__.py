@@ -1,0 +1,353 @@
+"""Ingestion: turn a PDF, PNG, JPEG or TIFF file into a :class:`~confidence.types.Document`.
+
+Every page ends up upright with words (normalised boxes, confidence, font size, line and block
+ids), the image quality of its raster and a coarse quality grid:
+
+* a digital PDF page (it has a text layer) gives pdfplumber's words with ``ocr_conf = 1.0`` and
+  ``source = "pdf"``; it is rendered cheaply at ``digital_dpi`` only to measure quality;
+* a PDF page without a text layer is rendered at ``dpi`` with pypdfium2 and read by tesseract, like
+  every frame of an image file (``source = "ocr"``); sideways and upside-down pages are turned
+  upright and small skew is straightened first (see ``Page.rotation``, ``Page.deskew_deg``,
+  ``Page.notes``).
+
+Failures raise :class:`~confidence.errors.DocumentError` naming the file and the reason;
+:func:`load_many` turns them into per-path results so one bad file never stops a batch.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from confidence.errors import DocumentError
+from confidence.features.image_quality import measure_page
+from confidence.types import Document, Page
+
+__all__ = ["SUPPORTED_SUFFIXES", "load", "load_many"]
+
+SUPPORTED_SUFFIXES = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
+_DEFAULT_MAX_PIXELS = 60_000_000  # ~A4 at 650 dpi; a grey raster this size is 60 MB
+
+
+def _validate(path: str | os.PathLike[str], dpi: float, digital_dpi: float) -> Path:
+    path = Path(path)
+    if not (50 <= dpi <= 1200):
+        raise ValueError(f"dpi must be between 50 and 1200 (300 suits tesseract), got {dpi!r}")
+    if not (20 <= digital_dpi <= 600):
+        raise ValueError(f"digital_dpi must be between 20 and 600, got {digital_dpi!r}")
+    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+        raise DocumentError(
+            path,
+            f"unsupported file type {path.suffix or '(no extension)'!r}; "
+            f"expected one of {', '.join(SUPPORTED_SUFFIXES)}",
+        )
+    if not path.exists():
+        raise DocumentError(path, "file does not exist")
+    if not path.is_file():
+        raise DocumentError(path, "not a regular file")
+    if path.stat().st_size == 0:
+        raise DocumentError(path, "file is empty (0 bytes)")
+    return path
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    doc_id: str | None = None,
+    dpi: float = 300.0,
+    digital_dpi: float = 120.0,
+    keep_images: bool = False,
+    lang: str = "eng",
+    ocr_timeout: float = 120.0,
+    max_pixels: int = _DEFAULT_MAX_PIXELS,
+    grid_shape: tuple[int, int] = (8, 6),
+) -> Document:
+    """Read one document file into a :class:`~confidence.types.Document`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.pdf``, ``.png``, ``.jpg``/``.jpeg``, ``.tif``/``.tiff`` (every frame is a page),
+        ``.bmp`` or ``.webp`` file. The content is sniffed; the extension only has to be one of
+        these.
+    doc_id : str, optional
+        Identity of the document; defaults to the file name without extension.
+    dpi : float, default 300
+        Render resolution of PDF pages that need OCR (tesseract works best around 300).
+    digital_dpi : float, default 120
+        Render resolution of digital PDF pages, used only to measure image quality.
+    keep_images : bool, default False
+        Keep each page's upright grey raster in ``Page.image`` (memory: ~9 MB per A4 page at 300
+        dpi).
+    lang : str, default "eng"
+        Tesseract language(s), e.g. ``"eng+fra"``.
+    ocr_timeout : float, default 120
+        Seconds allowed per tesseract call before the document fails.
+    max_pixels : int, default 60_000_000
+        Larger images are refused before decoding (JPEGs are decoded downscaled instead); larger
+        PDF pages are rendered at a lower resolution.
+    grid_shape : (int, int), default (8, 6)
+        Rows and columns of ``Page.grid``.
+
+    Returns
+    -------
+    Document
+
+    Raises
+    ------
+    DocumentError
+        Empty, truncated, corrupt, password-protected, page-less, oversized or unsupported files.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from reportlab.pdfgen import canvas
+    >>> pdf = pathlib.Path(tempfile.mkdtemp()) / "hello.pdf"
+    >>> c = canvas.Canvas(str(pdf)); c.drawString(72, 720, "Total 12.50"); c.save()
+    >>> doc = load(pdf)
+    >>> doc.doc_id, doc.pages[0].source, doc.text
+    ('hello', 'pdf', 'Total 12.50')
+    """
+    path = _validate(path, dpi, digital_dpi)
+    if max_pixels < 10_000:
+        raise ValueError(f"max_pixels must be at least 10000, got {max_pixels!r}")
+    opts = {
+        "dpi": float(dpi),
+        "digital_dpi": float(digital_dpi),
+        "keep_images": keep_images,
+        "lang": lang,
+        "timeout": float(ocr_timeout),
+        "max_pixels": int(max_pixels),
+        "grid_shape": (int(grid_shape[0]), int(grid_shape[1])),
+    }
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(1024)
+        from confidence.documents._images import sniff
+
+        kind = sniff(path, head)
+        pages = _load_pdf(path, opts) if kind == "pdf" else _load_image(path, opts)
+    except DocumentError:
+        raise
+    except MemoryError:
+        raise DocumentError(path, "out of memory while reading; lower dpi or max_pixels") from None
+    except Exception as e:  # a library failing on a malformed file must not end a batch
+        raise DocumentError(path, f"could not read ({type(e).__name__}: {e})") from e
+    return Document(doc_id=doc_id if doc_id is not None else path.stem, path=str(path), pages=pages)
+
+
+def _ocr_to_page(gray, dpi: float, number: int, path: Path, opts: dict, notes: list[str]) -> Page:
+    from confidence.documents._ocr import ocr_page
+
+    res = ocr_page(
+        gray,
+        dpi,
+        lang=opts["lang"],
+        timeout=opts["timeout"],
+        path=path,
+        page_no=number,
+        grid_shape=opts["grid_shape"],
+    )
+    return Page(
+        number=number,
+        width=int(res.gray.shape[1]),
+        height=int(res.gray.shape[0]),
+        words=res.words,
+        source="ocr",
+        dpi=float(dpi),
+        rotation=res.rotation,
+        deskew_deg=round(res.deskew_deg, 3),
+        quality=res.quality,
+        grid=res.grid,
+        notes=(*notes, *res.notes),
+        image=res.gray if opts["keep_images"] else None,
+    )
+
+
+def _load_image(path: Path, opts: dict) -> tuple[Page, ...]:
+    from confidence.documents._images import iter_frames
+
+    pages = []
+    for number, (gray, dpi, notes) in enumerate(iter_frames(path, opts["max_pixels"]), start=1):
+        pages.append(_ocr_to_page(gray, dpi, number, path, opts, notes))
+    if not pages:
+        raise DocumentError(path, "image has no frames")
+    return tuple(pages)
+
+
+def _load_pdf(path: Path, opts: dict) -> tuple[Page, ...]:
+    import pdfplumber
+
+    from confidence.documents._pdf import open_pdf, render, text_layer_words
+
+    pages = []
+    with open_pdf(path) as pdf:
+        n_pages = len(pdf)
+        try:
+            plumber = pdfplumber.open(str(path))
+        except Exception as e:  # pdfminer may reject what pdfium repaired
+            plumber, plumber_error = None, f"{type(e).__name__}: {e}"
+        try:
+            for index in range(n_pages):
+                number = index + 1
+                notes: list[str] = []
+                words, scanned = [], True
+                if plumber is None:
+                    notes.append(f"text layer unreadable ({plumber_error}); OCR used")
+                else:
+                    try:
+                        words, scanned = text_layer_words(plumber.pages[index])
+                    except Exception as e:  # one bad content stream must not lose the page
+                        notes.append(f"text layer unreadable ({type(e).__name__}); OCR used")
+                if scanned:
+                    gray, dpi, note = render(pdf, index, opts["dpi"], opts["max_pixels"])
+                    if note:
+                        notes.append(note)
+                    pages.append(_ocr_to_page(gray, dpi, number, path, opts, notes))
+                    continue
+                gray, dpi, note = render(pdf, index, opts["digital_dpi"], opts["max_pixels"])
+                if note:
+                    notes.append(note)
+                quality, grid = measure_page(
+                    gray, dpi, words, rows=opts["grid_shape"][0], cols=opts["grid_shape"][1]
+                )
+                pages.append(
+                    Page(
+                        number=number,
+                        width=int(gray.shape[1]),
+                        height=int(gray.shape[0]),
+                        words=tuple(words),
+                        source="pdf",
+                        dpi=float(dpi),
+                        quality=quality,
+                        grid=grid,
+                        notes=tuple(notes),
+                        image=gray if opts["keep_images"] else None,
+                    )
+                )
+        finally:
+            if plumber is not None:
+                plumber.close()
+    return tuple(pages)
+
+
+# ---------------------------------------------------------------------------------------- batch
+
+
+def _load_or_error(
+    path: str, doc_id: str | None, kwargs: dict[str, Any]
+) -> Document | DocumentError:
+    try:
+        return load(path, doc_id=doc_id, **kwargs)
+    except DocumentError as e:
+        return e
+
+
+def load_many(
+    paths: Iterable[str | os.PathLike[str]],
+    n_jobs: int = 1,
+    *,
+    doc_ids: Iterable[str | None] | None = None,
+    max_in_flight: int | None = None,
+    **kwargs: Any,
+) -> Iterator[Document | DocumentError]:
+    """Load many files in parallel, yielding one result per path in input order.
+
+    Each result is a :class:`~confidence.types.Document` or the :class:`DocumentError` that file
+    raised, so a bad file is reported in its place and the others carry on. At most
+    ``max_in_flight`` documents (default ``2 * n_jobs``) are queued or held at once, so memory
+    stays flat however many paths are given; ``paths`` may be a lazy iterator.
+
+    Parameters
+    ----------
+    paths : iterable of path-like
+    n_jobs : int, default 1
+        Worker processes; 1 loads in this process, -1 uses every CPU.
+    doc_ids : iterable of str or None, optional
+        Parallel to ``paths``; defaults to each file's stem.
+    max_in_flight : int, optional
+        Bound of the submission queue.
+    **kwargs
+        Passed to :func:`load` (``dpi``, ``lang``, ...).
+
+    Examples
+    --------
+    >>> [type(r).__name__ for r in load_many(["missing.pdf"])]
+    ['DocumentError']
+    """
+    if n_jobs == -1:
+        n_jobs = os.cpu_count() or 1
+    if not isinstance(n_jobs, int) or n_jobs < 1:
+        raise ValueError(f"n_jobs must be a positive int or -1 (all CPUs), got {n_jobs!r}")
+    ids: Iterator[str | None] = iter(doc_ids) if doc_ids is not None else _nones()
+    items = ((str(p), next(ids, None)) for p in paths)
+    if n_jobs == 1:
+        for path, doc_id in items:
+            yield _load_or_error(path, doc_id, kwargs)
+        return
+    yield from _parallel(items, n_jobs, max_in_flight or 2 * n_jobs, kwargs)
+
+
+def _nones() -> Iterator[None]:
+    while True:
+        yield None
+
+
+def _parallel(
+    items: Iterator[tuple[str, str | None]], n_jobs: int, bound: int, kwargs: dict[str, Any]
+) -> Iterator[Document | DocumentError]:
+    # tesseract's own OpenMP threads would oversubscribe the CPUs the workers already use.
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+    ctx = get_context("spawn")  # fork would copy whatever threads and state the caller holds
+    pool = ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx)
+    queue: deque[tuple[str, str | None, Future, int]] = deque()
+    try:
+        exhausted = False
+        while True:
+            while not exhausted and len(queue) < bound:
+                try:
+                    path, doc_id = next(items)
+                except StopIteration:
+                    exhausted = True
+                    break
+                queue.append((path, doc_id, pool.submit(_load_or_error, path, doc_id, kwargs), 0))
+            if not queue:
+                return
+            path, _doc_id, fut, _tries = queue[0]
+            try:
+                result = fut.result()
+            except BrokenProcessPool:
+                # A worker died (e.g. a native crash on a hostile file). Every in-flight future is
+                # lost; rebuild the pool and resubmit them once each, so only a file that crashes
+                # a worker twice is reported as failed.
+                pool.shutdown(wait=False, cancel_futures=True)
+                pool = ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx)
+                pending = list(queue)
+                queue.clear()
+                for p, d, f, t in pending:
+                    if f.done() and not f.exception():
+                        queue.append((p, d, f, t))
+                    elif t >= 1:
+                        err = DocumentError(p, "a reader process died twice while loading it")
+                        queue.append((p, d, _done(err), t))
+                    else:
+                        queue.append((p, d, pool.submit(_load_or_error, p, d, kwargs), t + 1))
+                continue
+            except Exception as e:  # e.g. a result that could not be pickled back
+                result = DocumentError(path, f"worker failed ({type(e).__name__}: {e})")
+            queue.popleft()
+            yield result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _done(value: Any) -> Future:
+    fut: Future = Future()
+    fut.set_result(value)
+    return fut

@@ -1,0 +1,121 @@
+"""Image side of ingestion: sniff the format, guard memory, decode frames to grey rasters."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from confidence.errors import DocumentError
+
+_ASSUMED_DPI = 300.0
+_DPI_RANGE = (50.0, 1200.0)  # file resolutions outside this are placeholders, not measurements
+
+# Magic numbers of the formats we read, and what other common content looks like.
+_MAGIC = {
+    b"%PDF": "pdf",
+    b"\x89PNG\r\n\x1a\n": "png",
+    b"\xff\xd8\xff": "jpeg",
+    b"II*\x00": "tiff",
+    b"MM\x00*": "tiff",
+    b"BM": "bmp",
+}
+
+
+def sniff(path: Path, head: bytes) -> str:
+    """Format of the file from its first bytes: ``pdf``, ``png``, ``jpeg``, ``tiff`` or ``bmp``."""
+    for magic, kind in _MAGIC.items():
+        if head.startswith(magic):
+            return kind
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "webp"
+    # A PDF may have junk before the header (allowed within the first 1024 bytes).
+    if b"%PDF-" in head[:1024]:
+        return "pdf"
+    sample = head[:512]
+    if sample and all(32 <= b < 127 or b in (9, 10, 13) for b in sample):
+        raise DocumentError(path, "file holds plain text, not an image or PDF")
+    raise DocumentError(path, "content is not a PDF, PNG, JPEG, TIFF, BMP or WebP image")
+
+
+def _to_gray(frame) -> np.ndarray:
+    from PIL import Image
+
+    if frame.mode in ("RGBA", "LA") or (frame.mode == "P" and "transparency" in frame.info):
+        rgba = frame.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        frame = Image.alpha_composite(white, rgba)
+    if frame.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+        arr = np.asarray(frame, dtype=np.float64)
+        hi = float(arr.max()) or 1.0
+        return (arr / hi * 255.0).astype(np.uint8)
+    return np.asarray(frame.convert("L"))
+
+
+def _frame_dpi(frame) -> tuple[float, bool]:
+    dpi = frame.info.get("dpi")
+    try:
+        value = float(dpi[0]) if dpi else 0.0
+    except (TypeError, ValueError, IndexError):
+        value = 0.0
+    if _DPI_RANGE[0] <= value <= _DPI_RANGE[1]:
+        return value, True
+    return _ASSUMED_DPI, False
+
+
+def iter_frames(path: Path, max_pixels: int) -> Iterator[tuple[np.ndarray, float, list[str]]]:
+    """Yield ``(grey raster, dpi, notes)`` per frame, checking the size before decoding."""
+    from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
+
+    with warnings.catch_warnings():
+        # The size is checked below against max_pixels, before any pixel is decoded.
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
+        try:
+            img = Image.open(path)
+        except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
+            raise DocumentError(path, f"not a readable image: {e}") from None
+        finally:
+            Image.MAX_IMAGE_PIXELS = limit
+        with img:
+            for index, frame in enumerate(ImageSequence.Iterator(img)):
+                notes: list[str] = []
+                w, h = frame.size
+                if w < 1 or h < 1:
+                    raise DocumentError(path, f"frame {index + 1} has no pixels ({w}x{h})")
+                if w * h > max_pixels:
+                    if frame.format == "JPEG":
+                        # JPEG can decode at 1/2, 1/4 or 1/8 scale without the full raster.
+                        factor = (max_pixels / (w * h)) ** 0.5
+                        frame.draft("L", (int(w * factor), int(h * factor)))
+                        notes.append(f"downscaled from {w}x{h} at decode")
+                    else:
+                        raise DocumentError(
+                            path,
+                            f"image is {w}x{h} ({w * h / 1e6:.0f} MP), above the "
+                            f"{max_pixels / 1e6:.0f} MP limit; downscale it or raise max_pixels",
+                        )
+                dpi, known = _frame_dpi(frame)
+                if not known:
+                    notes.append(f"resolution not recorded in file; assumed {dpi:.0f} dpi")
+                try:
+                    if index == 0 and frame.getexif().get(0x0112, 1) != 1:
+                        frame = ImageOps.exif_transpose(frame)
+                        notes.append("EXIF orientation applied")
+                    gray = _to_gray(frame)
+                except (OSError, SyntaxError, ValueError) as e:
+                    raise DocumentError(
+                        path, f"image data is truncated or corrupt (frame {index + 1}): {e}"
+                    ) from None
+                if gray.size > max_pixels:  # draft only reaches powers of two
+                    factor = (max_pixels / gray.size) ** 0.5
+                    size = (
+                        max(1, int(gray.shape[1] * factor)),
+                        max(1, int(gray.shape[0] * factor)),
+                    )
+                    gray = np.asarray(Image.fromarray(gray).resize(size, Image.BILINEAR))
+                if gray.shape[1] != w and gray.shape[0] != h:  # downscaled: fewer px per inch
+                    dpi = dpi * max(gray.shape) / max(w, h)
+                yield gray, dpi, notes

@@ -1,0 +1,341 @@
+"""Ingestion with real pdfplumber, pypdfium2 and tesseract on generated invoices."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+import zlib
+
+import fixtures_docs as fx
+import numpy as np
+import pytest
+from PIL import Image
+
+from confidence.documents import load, load_many
+from confidence.errors import DocumentError
+from confidence.types import Document
+
+
+def _center(b):
+    return ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)
+
+
+def _match_drawn(words, drawn, tol):
+    """Fraction of drawn words read with the same text and a box centre within ``tol``."""
+    hits = 0
+    for d in drawn:
+        cx, cy = _center(d.bbox)
+        for w in words:
+            wx, wy = _center(w.bbox)
+            if w.text == d.text and abs(wx - cx) < tol and abs(wy - cy) < tol:
+                hits += 1
+                break
+    return hits / len(drawn)
+
+
+# ------------------------------------------------------------------------------- digital PDFs
+
+
+def test_digital_pdf_words_match_drawn_positions(invoice_pdf):
+    doc = load(invoice_pdf.path, digital_dpi=72)
+    page = doc.pages[0]
+    assert doc.doc_id == "invoice" and page.source == "pdf"
+    assert (page.width, page.height, page.dpi) == (420, 500, 72.0)
+    assert [w.text for w in sorted(page.words, key=lambda w: (w.bbox[1], w.bbox[0]))] == [
+        d.text for d in sorted(invoice_pdf.words, key=lambda d: (d.bbox[1], d.bbox[0]))
+    ]
+    for d in invoice_pdf.words:
+        w = min(
+            (w for w in page.words if w.text == d.text),
+            key=lambda w: abs(w.bbox[0] - d.bbox[0]) + abs(w.bbox[1] - d.bbox[1]),
+        )
+        assert w.ocr_conf == 1.0 and w.font_size == pytest.approx(d.font_size)
+        # pdfminer boxes span descent..descent+size, reportlab's ascent..descent: < 1.5 pt apart.
+        for a, b, scale in zip(w.bbox, d.bbox, (420, 500, 420, 500), strict=True):
+            assert abs(a - b) * scale < 1.5
+    assert page.quality is not None and page.quality.dpi == 72.0
+    assert page.grid is not None and len(page.grid.sharpness) == 48
+
+
+def test_digital_pdf_lines_and_blocks(invoice_pdf):
+    page = load(invoice_pdf.path).pages[0]
+    lines = page.text.split("\n")
+    assert lines[0] == "ACME Supplies Ltd"
+    assert "Invoice Number: INV-2024-0042" in lines
+    # The amount column is a separate block from the descriptions, like tesseract's layout.
+    amount = next(w for w in page.words if w.text == "245.00")
+    desc = next(w for w in page.words if w.text == "Printer")
+    assert amount.block_id != desc.block_id and amount.line_id != desc.line_id
+
+
+def test_multipage_pdf_and_doc_id(tmp_path):
+    spec = fx.make_invoice_pdf(tmp_path / "two.pdf", n_pages=2)
+    doc = load(spec.path, doc_id="X-1")
+    assert doc.doc_id == "X-1" and [p.number for p in doc.pages] == [1, 2]
+    assert doc.pages[0].text == doc.pages[1].text
+    assert doc.text.count("\f") == 1
+
+
+def test_keep_images(invoice_pdf):
+    page = load(invoice_pdf.path, keep_images=True, digital_dpi=50).pages[0]
+    assert page.image.shape == (page.height, page.width) and page.image.dtype == np.uint8
+    assert load(invoice_pdf.path).pages[0].image is None
+
+
+def test_image_only_pdf_is_ocred(tmp_path, invoice_gray):
+    pdf = tmp_path / "scan.pdf"
+    Image.fromarray(invoice_gray).save(pdf, resolution=200.0)
+    page = load(pdf, dpi=200).pages[0]
+    assert page.source == "ocr" and page.dpi == pytest.approx(200, rel=0.01)
+    assert "INV-2024-0042" in page.text
+
+
+# ---------------------------------------------------------------------------------- OCR images
+
+
+def test_ocr_words_and_boxes_match_rendered_text(invoice_pdf, loaded_scans, invoice_gray):
+    page = loaded_scans["clean"].pages[0]
+    assert page.source == "ocr" and page.rotation == 0 and page.deskew_deg == 0.0
+    assert (page.height, page.width) == invoice_gray.shape
+    assert page.dpi == pytest.approx(200, abs=0.01)
+    assert _match_drawn(page.words, invoice_pdf.words, tol=0.01) >= 0.9
+    assert page.mean_ocr_conf > 0.85
+    # tesseract boxes are tight glyph boxes inside reportlab's ascent..descent box (1 px slack).
+    drawn = {d.text: d for d in invoice_pdf.words}
+    total = next(w for w in page.words if w.text == "Total")
+    d = drawn["Total"].bbox
+    px = 1 / page.width
+    assert d[0] - 2 * px <= total.bbox[0] and total.bbox[2] <= d[2] + 2 * px
+    assert total.font_size == pytest.approx(13, rel=0.3)
+
+
+def test_degraded_copies_lose_confidence_and_quality(loaded_scans):
+    q = {k: d.pages[0].quality for k, d in loaded_scans.items()}
+    conf = {k: d.pages[0].mean_ocr_conf for k, d in loaded_scans.items()}
+    assert conf["blur"] < conf["clean"]
+    assert conf["dpi100"] < conf["clean"]
+    assert conf["noise"] <= conf["clean"]
+    assert q["blur"].sharpness < 0.1 * q["clean"].sharpness
+    assert q["jpeg30"].sharpness < q["clean"].sharpness
+    assert q["jpeg30"].blockiness > q["clean"].blockiness + 0.05
+    assert q["noise"].noise > 0.05 > q["clean"].noise
+    assert q["dpi100"].dpi == pytest.approx(100, abs=0.01)
+    # The same print seen at half the resolution: effective character size in points is stable.
+    assert q["dpi100"].effective_resolution == pytest.approx(
+        q["clean"].effective_resolution, rel=0.15
+    )
+    assert any("denoised" in n for n in loaded_scans["noise"].pages[0].notes)
+
+
+def test_skew_is_measured_and_corrected(invoice_pdf, loaded_scans):
+    page = loaded_scans["rot2"].pages[0]
+    assert page.quality.skew_deg == pytest.approx(2.0, abs=0.5)
+    assert page.deskew_deg == pytest.approx(-page.quality.skew_deg)
+    texts = {w.text for w in page.words}
+    assert {"INV-2024-0042", "779.40", "Northwind"} <= texts
+
+
+def test_sideways_page_is_turned_upright(invoice_pdf, loaded_scans):
+    page = loaded_scans["rot90"].pages[0]
+    assert page.rotation == 90
+    assert page.width < page.height  # back to portrait
+    assert _match_drawn(page.words, invoice_pdf.words, tol=0.015) >= 0.85
+    assert "Invoice Number: INV-2024-0042" in page.text
+
+
+@pytest.mark.slow
+def test_upside_down_page_is_turned(tmp_path, invoice_pdf, invoice_gray):
+    path = fx.save_image(fx.rotate(invoice_gray, 180), tmp_path / "flip.png", 200)
+    page = load(path).pages[0]
+    assert page.rotation == 180
+    assert _match_drawn(page.words, invoice_pdf.words, tol=0.015) >= 0.85
+
+
+def test_multiframe_tiff(tmp_path, invoice_gray):
+    small = Image.fromarray(fx.downscale(invoice_gray, 0.75))
+    path = tmp_path / "two.tiff"
+    small.save(path, save_all=True, append_images=[Image.new("L", small.size, 255)], dpi=(150, 150))
+    doc = load(path)
+    assert len(doc.pages) == 2
+    assert "ACME" in doc.pages[0].text
+    assert doc.pages[1].words == () and doc.pages[1].quality is not None
+    assert any("blank" in n for n in doc.pages[1].notes)
+
+
+def test_rgba_png_and_missing_dpi(tmp_path, invoice_gray):
+    rgba = Image.fromarray(invoice_gray).convert("RGBA")
+    path = tmp_path / "alpha.png"
+    rgba.save(path)  # no dpi recorded
+    page = load(path).pages[0]
+    assert page.dpi == 300.0 and any("assumed 300 dpi" in n for n in page.notes)
+    assert "ACME" in page.text
+
+
+def test_document_json_round_trip(loaded_scans):
+    doc = loaded_scans["clean"]
+    again = Document.from_dict(json.loads(json.dumps(doc.to_dict())))
+    # Compare serialised forms: grid tiles without ink hold NaN, and NaN != NaN.
+    assert json.dumps(again.to_dict()) == json.dumps(doc.to_dict())
+    assert again.pages[0].words == doc.pages[0].words
+
+
+# ----------------------------------------------------------------------------------- bad input
+
+
+def _tiny_png_header(path, width, height):
+    def chunk(kind, data):
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IEND", b""))
+    return path
+
+
+def _encrypted_pdf(path):
+    from reportlab.lib.pdfencrypt import StandardEncryption
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path), encrypt=StandardEncryption("secret", canPrint=0))
+    c.drawString(72, 720, "Top secret invoice")
+    c.save()
+    return path
+
+
+ZERO_PAGE_PDF = (
+    b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
+    b"2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\n"
+    b"trailer<</Root 1 0 R>>\n%%EOF\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "reason"),
+    [
+        ("empty.pdf", lambda p: p.write_bytes(b""), "empty"),
+        ("empty.png", lambda p: p.write_bytes(b""), "empty"),
+        ("notes.png", lambda p: p.write_text("hello, I am text\n" * 20), "plain text"),
+        ("garbage.pdf", lambda p: p.write_bytes(bytes(range(256)) * 4), "not a PDF"),
+        ("huge.png", lambda p: _tiny_png_header(p, 20000, 20000), "20000x20000"),
+        ("secret.pdf", _encrypted_pdf, "password"),
+        ("zero.pdf", lambda p: p.write_bytes(ZERO_PAGE_PDF), "PDF"),
+        ("report.docx", lambda p: p.write_bytes(b"PK\x03\x04"), "unsupported file type"),
+        ("noext", lambda p: p.write_bytes(b"%PDF-1.4"), "unsupported file type"),
+    ],
+)
+def test_bad_input_raises_document_error(tmp_path, name, make, reason):
+    path = tmp_path / name
+    make(path)
+    with pytest.raises(DocumentError) as info:
+        load(path)
+    assert info.value.path == str(path)
+    assert reason.lower() in info.value.reason.lower()
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DocumentError, match="does not exist"):
+        load(tmp_path / "nope.pdf")
+
+
+def test_truncated_pdf_errors_or_degrades(tmp_path, invoice_pdf):
+    data = invoice_pdf.path.read_bytes()
+    path = tmp_path / "cut.pdf"
+    path.write_bytes(data[: len(data) // 2])
+    try:
+        doc = load(path, dpi=100)
+    except DocumentError as e:
+        assert e.path == str(path) and e.reason
+    else:  # pdfium repairs what it can: then every page still has a quality record
+        assert all(p.quality is not None for p in doc.pages)
+
+
+def test_truncated_png(tmp_path, scans):
+    path = tmp_path / "cut.png"
+    data = scans["clean"].read_bytes()
+    path.write_bytes(data[: len(data) // 3])
+    with pytest.raises(DocumentError, match="truncated or corrupt"):
+        load(path)
+
+
+def test_blank_pdf_page_gives_empty_page(tmp_path):
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(tmp_path / "blank.pdf"), pagesize=(300, 300))
+    c.showPage()
+    c.save()
+    page = load(tmp_path / "blank.pdf", dpi=100).pages[0]
+    assert page.words == () and page.source == "ocr"
+    assert page.quality is not None and page.quality.ink_ratio == 0.0
+    assert math.isnan(page.mean_ocr_conf)
+
+
+def test_oversized_jpeg_is_downscaled_at_decode(tmp_path, invoice_gray):
+    path = fx.save_image(invoice_gray, tmp_path / "big.jpg", 200, quality=90)
+    page = load(path, max_pixels=400_000).pages[0]
+    assert page.width * page.height <= 400_000
+    assert any("downscaled from" in n for n in page.notes)
+    assert page.dpi < 200
+
+
+def test_non_latin_text_pdf(tmp_path):
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
+    c = canvas.Canvas(str(tmp_path / "cn.pdf"), pagesize=(300, 200))
+    c.setFont("STSong-Light", 14)
+    c.drawString(30, 150, "发票号码 12345")
+    c.setFont("Helvetica", 12)
+    c.drawString(30, 120, "Total 88.00")
+    c.save()
+    doc = load(tmp_path / "cn.pdf")
+    assert "Total 88.00" in doc.text and "12345" in doc.text
+
+
+def test_invalid_options_name_the_fix(invoice_pdf):
+    with pytest.raises(ValueError, match="dpi must be between"):
+        load(invoice_pdf.path, dpi=5)
+    with pytest.raises(ValueError, match="n_jobs"):
+        list(load_many([invoice_pdf.path], n_jobs=0))
+
+
+# ---------------------------------------------------------------------------------- load_many
+
+
+def test_load_many_keeps_order_and_survives_bad_file(tmp_path, invoice_pdf):
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"%PDF-1.4 broken")
+    other = fx.make_invoice_pdf(tmp_path / "other.pdf", lines=((40, 50, 14, "Second doc"),))
+    paths = [invoice_pdf.path, bad, other.path, tmp_path / "missing.png"]
+    for n_jobs in (1, 2):
+        results = list(load_many(paths, n_jobs=n_jobs, digital_dpi=50))
+        assert [type(r).__name__ for r in results] == [
+            "Document",
+            "DocumentError",
+            "Document",
+            "DocumentError",
+        ]
+        assert results[0].doc_id == "invoice" and results[2].text == "Second doc"
+        assert results[1].path == str(bad)
+
+
+def test_load_many_streams_lazily(tmp_path):
+    spec = fx.make_invoice_pdf(tmp_path / "a.pdf", lines=((40, 50, 12, "Lazy"),))
+    pulled = []
+
+    def paths():
+        for i in range(6):
+            pulled.append(i)
+            yield spec.path
+
+    it = load_many(paths(), n_jobs=1, digital_dpi=30)
+    first = next(it)
+    assert first.text == "Lazy" and len(pulled) == 1
+    it2 = load_many(paths(), n_jobs=2, max_in_flight=2, digital_dpi=30)
+    pulled.clear()
+    next(it2)
+    assert len(pulled) <= 3  # bounded queue: never reads ahead of max_in_flight (+1 refill)
+    assert len(list(it2)) == 5

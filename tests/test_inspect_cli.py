@@ -1,0 +1,72 @@
+"""``extractconf inspect`` and the first ``extractconf demo``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from confidence.cli import main
+
+
+def test_inspect_json_is_one_object(invoice_pdf, capsys):
+    assert main(["inspect", str(invoice_pdf.path), "--json"]) == 0
+    out = capsys.readouterr().out
+    data = json.loads(out)  # exactly one JSON document
+    assert data["file"] == str(invoice_pdf.path)
+    (page,) = data["pages"]
+    assert page["source"] == "pdf" and page["n_words"] == len(invoice_pdf.words)
+    assert page["mean_ocr_conf"] == 1.0
+    assert {"sharpness", "contrast", "noise", "skew_deg", "dpi"} <= set(page["quality"])
+    assert {"rotation", "deskew_deg", "notes"} <= set(page)
+    assert page["text"].startswith("ACME Supplies Ltd")
+
+
+def test_inspect_scan_human_output(scans, capsys):
+    assert main(["inspect", str(scans["rot2"]), "--text", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "source=ocr" in out and "deskewed by" in out
+    assert "| ACME Supplies Ltd" in out and "more lines" in out
+
+
+def test_inspect_blank_page_json_has_null_conf(tmp_path, capsys):
+    from PIL import Image
+
+    Image.new("L", (300, 200), 255).save(tmp_path / "blank.png", dpi=(100, 100))
+    assert main(["inspect", str(tmp_path / "blank.png"), "--json", "--text", "0"]) == 0
+    page = json.loads(capsys.readouterr().out)["pages"][0]
+    assert page["n_words"] == 0 and page["mean_ocr_conf"] is None
+    assert page["quality"]["char_height_px"] is None and "text" not in page
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [("empty.pdf", b""), ("x.png", b"just some text\n" * 10), ("a.doc", b"x")],
+)
+def test_inspect_bad_input_exit_2_one_line(tmp_path, capsys, name, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert main(["inspect", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0] and "Traceback" not in err[0]
+
+
+def test_inspect_bad_option(invoice_pdf, capsys):
+    assert main(["inspect", str(invoice_pdf.path), "--dpi", "3"]) == 2
+    assert "dpi must be between" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_demo_runs_offline_as_a_process(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "confidence.cli", "demo", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "source=pdf" in proc.stdout and "source=ocr" in proc.stdout
+    assert "Invoice number: LOS-2024-1187" in proc.stdout
+    assert (tmp_path / "invoice.pdf").exists() and (tmp_path / "invoice_scan.jpg").exists()
