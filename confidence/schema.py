@@ -89,7 +89,9 @@ class Schema:
         for f in self.fields:
             if f.name == name:
                 return f
-        raise KeyError(f"schema {self.name!r} has no field {name!r}; fields: {', '.join(self.names)}")
+        raise KeyError(
+            f"schema {self.name!r} has no field {name!r}; fields: {', '.join(self.names)}"
+        )
 
     def __contains__(self, name: object) -> bool:
         return any(f.name == name for f in self.fields)

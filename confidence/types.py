@@ -3,8 +3,8 @@
 Bounding boxes
 --------------
 Every ``bbox`` in extractconf is ``(x0, y0, x1, y1)`` **normalised to 0-1 of the page**, origin at
-the **top-left** corner, x to the right, y downwards, after the page was rotated upright. Multiply by
-``Page.width`` / ``Page.height`` to get pixels of the page raster at ``Page.dpi``.
+the **top-left** corner, x to the right, y downwards, after the page was rotated upright.
+Multiply by ``Page.width`` / ``Page.height`` to get pixels of the page raster at ``Page.dpi``.
 
 All containers are frozen dataclasses with ``to_dict`` / ``from_dict`` that round-trip through JSON.
 """
@@ -73,7 +73,22 @@ class Word:
         )
 
 
-@dataclass(frozen=True)
+def _same(a: Any, b: Any) -> bool:
+    """Equality of serialised values where NaN equals NaN (tiles without ink hold NaN)."""
+    return type(a) is type(b) and _nan_token(a.to_dict()) == _nan_token(b.to_dict())
+
+
+def _nan_token(v: Any) -> Any:
+    if isinstance(v, float) and v != v:
+        return "nan"
+    if isinstance(v, dict):
+        return {k: _nan_token(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_nan_token(x) for x in v]
+    return v
+
+
+@dataclass(frozen=True, eq=False)
 class ImageQuality:
     """Image-quality measurements of a page or of a region of it.
 
@@ -96,7 +111,7 @@ class ImageQuality:
     effective_resolution : float
         ``char_height_px / dpi * 72``: median character height in points, as the camera saw it.
     blockiness : float
-        JPEG 8x8 blocking artefact strength (ratio of block-boundary to in-block gradients; 1 = none).
+        JPEG 8x8 blocking artefact strength (block-boundary / in-block gradients; 1 = none).
     ink_ratio : float
         Fraction of dark (ink) pixels after Otsu binarisation.
 
@@ -118,6 +133,12 @@ class ImageQuality:
     blockiness: float
     ink_ratio: float
 
+    def __eq__(self, other: object) -> bool:
+        return _same(self, other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(_nan_token(v) for v in self.to_dict().values()))
+
     def to_dict(self) -> dict[str, float]:
         return {k: float(v) for k, v in asdict(self).items()}
 
@@ -126,7 +147,7 @@ class ImageQuality:
         return cls(**{f.name: float(d[f.name]) for f in fields(cls)})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class QualityGrid:
     """Coarse local image quality: the page cut into ``rows x cols`` tiles.
 
@@ -164,6 +185,12 @@ class QualityGrid:
             vals = [v for v in vals if not math.isnan(v)]
             out[name] = sum(vals) / len(vals) if vals else math.nan
         return out
+
+    def __eq__(self, other: object) -> bool:
+        return _same(self, other)
+
+    def __hash__(self) -> int:
+        return hash((self.rows, self.cols))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
