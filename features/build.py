@@ -53,9 +53,13 @@ def reported_value(hunter: FieldReading | None, mapper: FieldReading | None) -> 
     return None
 
 
+_N_BEFORE_LP = len(disagreement.NAMES)  # logprob columns follow the disagreement ones
+
+
 def _row(
     field: Field, document: Document, hunter: FieldReading | None, mapper: FieldReading | None
 ) -> list[float]:
+    """Every feature of one row except the logprob family (batched in :func:`_matrix`)."""
     index = document_index(document)
     ftype = field.type
     hv = hunter.value if hunter is not None and disagreement.present(hunter.value) else None
@@ -63,19 +67,48 @@ def _row(
     hm = index.find(hv, ftype) if hv is not None else None
     mm = index.find(mv, ftype) if mv is not None else None
     rv, rm = (hv, hm) if hv is not None else (mv, mm)
-    label = None
-    if rm is not None:
-        page = index.pages[rm.page]
-        lines = tuple(sorted({page.line_of[i] for i in rm.indices}))
-        label = page.nearest_label(rm.bbox, rm.indices, lines)
+    label = index.pages[rm.page].label_of(rm) if rm is not None else None
     return [
         *disagreement.values(ftype, hv, mv, hm, mm, mapper.label if mapper is not None else None),
-        *logprobs.values(hunter, mapper),
         *ocr.values(index, hv, mv, hm, mm, rv, rm, label),
         *quality_features.values(document, rm),
         *spatial.values(index, rm, label),
         *_ONE_HOT[ftype],
     ]
+
+
+def _where(i: int, row: object) -> str:
+    doc = getattr(row[1], "doc_id", "?") if isinstance(row, tuple) and len(row) > 1 else "?"
+    name = getattr(row[0], "name", "?") if isinstance(row, tuple) and row else "?"
+    return f"feature row {i} (document {doc}, field {name})"
+
+
+def _matrix(rows: Iterable[tuple]) -> np.ndarray:
+    out: list[list[float]] = []
+    readings: list[FieldReading | None] = []
+    kept: list[tuple] = []
+    for i, row in enumerate(rows):
+        try:
+            field, document, hunter, mapper = row
+            _check(field, document, hunter, mapper)
+            out.append(_row(field, document, hunter, mapper))
+        except (DatasetError, TypeError, ValueError) as e:
+            raise DatasetError(f"{_where(i, row)}: {e}") from e
+        readings += (hunter, mapper)
+        kept.append(row)
+    if not out:
+        return np.empty((0, len(FEATURE_NAMES)), dtype=np.float64)
+    try:
+        lp = logprobs.token_stats_batch(readings).reshape(len(out), -1)
+    except (TypeError, ValueError, AttributeError):
+        for i, row in enumerate(kept):  # find the row with malformed tokens, to name it
+            try:
+                logprobs.token_stats_batch(row[2:])
+            except (TypeError, ValueError, AttributeError) as e:
+                raise DatasetError(f"{_where(i, row)}: malformed tokens: {e}") from e
+        raise
+    rest = np.asarray(out, dtype=np.float64)
+    return np.hstack((rest[:, :_N_BEFORE_LP], lp, rest[:, _N_BEFORE_LP:]))
 
 
 def _check(field: object, document: object, hunter: object, mapper: object) -> None:
@@ -109,7 +142,8 @@ def field_features(
     (1.0, 1.0, 1.0, nan)
     """
     _check(field, document, hunter, mapper)
-    return dict(zip(FEATURE_NAMES, _row(field, document, hunter, mapper), strict=True))
+    row = _matrix([(field, document, hunter, mapper)])[0]
+    return dict(zip(FEATURE_NAMES, row.tolist(), strict=True))
 
 
 def feature_matrix(
@@ -126,16 +160,4 @@ def feature_matrix(
     >>> feature_matrix([]).shape == (0, len(FEATURE_NAMES))
     True
     """
-    out: list[list[float]] = []
-    for i, row in enumerate(rows):
-        try:
-            field, document, hunter, mapper = row
-            _check(field, document, hunter, mapper)
-            out.append(_row(field, document, hunter, mapper))
-        except (DatasetError, TypeError, ValueError) as e:
-            doc = getattr(row[1], "doc_id", "?") if isinstance(row, tuple) and len(row) > 1 else "?"
-            name = getattr(row[0], "name", "?") if isinstance(row, tuple) and row else "?"
-            raise DatasetError(f"feature row {i} (document {doc}, field {name}): {e}") from e
-    if not out:
-        return np.empty((0, len(FEATURE_NAMES)), dtype=np.float64)
-    return np.asarray(out, dtype=np.float64)
+    return _matrix(rows)

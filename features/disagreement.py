@@ -80,8 +80,10 @@ def values(
         out += [_NAN] * 6
     else:
         assert hunter is not None and mapper is not None
-        out.append(float(matching.is_correct(field_type, hunter, mapper)))
-        out.append(float(matching.similarity(field_type, hunter, mapper)))
+        # is_correct is documented as similarity >= THRESHOLDS[type]: one comparison, not two.
+        sim = float(matching.similarity(field_type, hunter, mapper))
+        out.append(float(sim >= matching.THRESHOLDS[field_type]))
+        out.append(sim)
         out.append(fuzz.ratio(fold(hunter), fold(mapper)) / 100.0)
         rel = _NAN
         if field_type in ("amount", "percent"):

@@ -54,7 +54,8 @@ def values(index: DocumentIndex, match: Match | None, label: Label | None) -> li
     else:
         lab = [label.distance, label.dx, label.dy, float(label.direction == "left")]
     cells = page.table_cells
-    lines = {page.line_of[i] for i in match.indices}
+    idx = match.indices
+    lines = {page.line_of[i] for i in idx}
     return [
         (x0 + x1) / 2,
         (y0 + y1) / 2,
@@ -63,7 +64,7 @@ def values(index: DocumentIndex, match: Match | None, label: Label | None) -> li
         float(match.page),
         font_rel,
         *lab,
-        sum(bool(cells[i]) for i in match.indices) / len(match.indices),
+        int(cells[list(idx)].sum()) / len(idx),
         min(lines) / max(len(page.lines) - 1, 1),
         float(len(lines)),
         float(len(match.indices)),
