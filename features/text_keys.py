@@ -106,10 +106,11 @@ _SEP = "\x00"
 _ASCII = [chr(c) for c in range(128)]
 _KEEP_ALNUM = str.maketrans("", "", "".join(c for c in _ASCII if not c.isalnum() and c != _SEP))
 _KEEP_DIGITS = str.maketrans("", "", "".join(c for c in _ASCII if not c.isdigit() and c != _SEP))
+_ONLY_DIGITS = str.maketrans("", "", "".join(c for c in _ASCII if not c.isdigit()))
 
 
 def _ascii_digits(text: str) -> str | None:
-    return text.translate(_KEEP_DIGITS) if text.isascii() else None
+    return text.translate(_ONLY_DIGITS) if text.isascii() else None
 
 
 def page_keys(texts: Sequence[str]) -> tuple[list[str], list[str | None]]:
