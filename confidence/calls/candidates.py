@@ -1,0 +1,324 @@
+"""Grounded candidate values for each schema field, copied verbatim from the document.
+
+A small local model cannot be trusted to spell a value, but it can choose among strings the
+document really contains. Each field type has its own generator (dates, amounts, ids, whole
+lines for names, runs of adjacent lines for addresses, ...) and every candidate gets a prior
+score from the label cues around it (same visual row to the left, or the line above), from
+cues of competing fields (``SUB TOTAL`` is not ``total``) and from type-specific position
+priors (issuer names sit at the top, totals are large). Candidates are returned best first;
+the Hunter puts them in that order in its prompt and its JSON-schema ``enum``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from confidence.calls.cues import cue_score, field_cues, field_keys
+from confidence.calls.lines import Line, rows
+from confidence.schema import Field, Schema
+from confidence.types import Document
+
+_MONTHS = (
+    r"jan(?:uary|v|vier)?|feb(?:ruary)?|f[ée]v(?:r|rier)?|mar(?:ch|s)?|apr(?:il)?|avr(?:il)?|"
+    r"may|mai|june?|juin|july?|juil(?:let)?|aug(?:ust)?|ao[uû]t|sep(?:t|tember|tembre)?|"
+    r"oct(?:ober|obre)?|nov(?:ember|embre)?|d[ée]c(?:ember|embre)?"
+)
+DATE_RE = re.compile(
+    r"(?<![\d])(?:\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}|\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}|"
+    rf"\d{{1,2}}(?:st|nd|rd|th)?[ \-]?(?:{_MONTHS})\.?[ ,\-]*\d{{2,4}}|"
+    rf"(?:{_MONTHS})\.? \d{{1,2}},? \d{{4}})(?![\d])",
+    re.IGNORECASE,
+)
+AMOUNT_RE = re.compile(r"(?<![\d.,])-?\d{1,3}(?:(?:[ ,.']\d{3})+|\d*)[.,]\d{2}(?![\d])")
+ID_RE = re.compile(r"(?<![\w])[A-Za-z0-9#][A-Za-z0-9/\-_.#:]{2,}(?![\w])")
+EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
+PERCENT_RE = re.compile(r"\d{1,3}(?:[.,]\d+)?\s?%")
+CURRENCY_RE = re.compile(r"(?<![A-Za-z])(?:RM|EUR|USD|GBP|MYR|SGD|CHF|JPY|€|\$|£)(?![A-Za-z])")
+_PHONE_RE = re.compile(r"(?:tel|fax|phone|h/?p|t:|f:)|\(?\d{2,4}\)?[ -]?\d{3,4}[ -]\d{3,4}", re.I)
+_LEGAL_RE = re.compile(
+    r"\b(?:sdn\.? ?bhd|bhd|ltd|limited|inc|llc|gmbh|sarl|s\.?a\.?s?|plc|co\b|company|"
+    r"enterprise|trading|store|restaurant|mart|hardware|stationery|shop|sdn)\b",
+    re.I,
+)
+_ADDR_RE = re.compile(
+    r"\b(?:jalan|jln|taman|tmn|lorong|lot|no\.?|road|rd|street|st|avenue|ave|blvd|lane|drive|"
+    r"floor|suite|block|rue|boulevard|chemin|batu|kampung|kg|bandar|johor|selangor|kuala|"
+    r"lumpur|pulau|pinang|melaka|perak|kedah|sabah|sarawak|pahang|shah alam|petaling|"
+    r"puchong|klang|cedex|france|usa|united|[ée]tats|states|ca|ny)\b",
+    re.I,
+)
+_POSTCODE_RE = re.compile(r"\b\d{5}\b|\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b")
+# Competing-label cues: when these precede a value it is probably not the field's value.
+_NEGATIVE = {
+    "total": (
+        "sub total",
+        "subtotal",
+        "change",
+        "cash",
+        "tendered",
+        "discount",
+        "saving",
+        "qty",
+        "quantity",
+        "items",
+        "excl",
+        "before",
+        "rounding adj",
+        "round adj",
+        "gst summary",
+        "tax",
+        "gst",
+        "tva",
+        "ht",
+        "paid",
+        "payment",
+    ),
+    "untaxed": ("tax", "gst", "tva", "ttc", "incl", "change", "cash"),
+    "tax": ("total ht", "subtotal", "sub total", "ttc", "incl", "change", "cash"),
+    "date": ("due", "échéance", "time"),
+    "company": ("no", "reg", "gst", "tel", "fax", "number", "id"),
+}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A value copied from the document for one field.
+
+    Parameters
+    ----------
+    value : str
+        Exactly as printed (words re-joined by single spaces).
+    line : int
+        Index of the (first) line it was taken from.
+    score : float
+        Prior score; higher = more likely the field's value.
+    """
+
+    value: str
+    line: int
+    score: float
+
+
+def _context(
+    line: Line, start: int, row_of: dict[int, list[Line]], prev: Line | None
+) -> tuple[str, str]:
+    """Text left of the value on its visual row, and the line above."""
+    left = [ln.text for ln in row_of.get(line.index, []) if ln.bbox[2] <= line.bbox[0] + 1e-6]
+    left.append(line.text[:start])
+    return " ".join(left), prev.text if prev is not None else ""
+
+
+def _label_score(field: Field, left: str, above: str, others: list[Field]) -> float:
+    """Own cues left (1.0) or above (0.5), minus negative and competing cues."""
+    own = field_cues(field)
+    s = max(cue_score(left, own), 0.5 * cue_score(above, own))
+    for k in field_keys(field):
+        neg = _NEGATIVE.get(k, ())
+        own_keys_cues = field_cues(field)
+        neg = tuple(n for n in neg if n not in own_keys_cues)
+        if neg and cue_score(left[-40:], neg) > 0:
+            s -= 0.7
+    for o in others:
+        oc = tuple(c for c in field_cues(o) if c not in own)
+        if oc and cue_score(left[-40:], oc) > 0:
+            s -= 0.4
+    return s
+
+
+def _amount_value(text: str) -> float:
+    t = text.replace(" ", "").replace("'", "")
+    if re.search(r",\d{2}$", t):
+        t = t.replace(".", "").replace(",", ".")
+    else:
+        t = t.replace(",", "")
+    try:
+        return abs(float(t))
+    except ValueError:
+        return 0.0
+
+
+def _regex_candidates(field, pattern, lines, row_of, others, prior):
+    out = []
+    for i, ln in enumerate(lines):
+        prev = lines[i - 1] if i else None
+        for m in pattern.finditer(ln.text):
+            left, above = _context(ln, m.start(), row_of, prev)
+            s = _label_score(field, left, above, others) + prior(ln, m.group(0))
+            out.append(Candidate(m.group(0).strip(), ln.index, s))
+    return out
+
+
+def _letters_ratio(text: str) -> float:
+    return sum(c.isalpha() for c in text) / max(1, len(text.replace(" ", "")))
+
+
+def _address_likeness(text: str) -> float:
+    s = 0.6 * len(_ADDR_RE.findall(text)) + (1.0 if _POSTCODE_RE.search(text) else 0.0)
+    if re.match(r"^\s*(?:no\.?\s*)?\d", text, re.I):
+        s += 0.4
+    if (
+        _PHONE_RE.search(text)
+        or DATE_RE.search(text)
+        or re.search(r"gst|reg|invoice|receipt|tax", text, re.I)
+    ):
+        s -= 1.5
+    if AMOUNT_RE.search(text) or _LEGAL_RE.search(text):
+        s -= 1.0
+    return min(s, 2.0)
+
+
+def _text_candidates(field, lines, row_of, others):
+    keys = field_keys(field)
+    out = []
+    if "customer" in keys:
+        cues = field_cues(field)
+        for i, ln in enumerate(lines):
+            for j in range(1, 3):  # a customer name follows its label on the same line or below
+                if i - j >= 0 and cue_score(lines[i - j].text, cues) > 0:
+                    out.append(Candidate(ln.text, ln.index, 1.2 - 0.3 * j))
+            m = re.match(r"^(.{2,25}?)\s*[:\-]\s*(\S.*)$", ln.text)
+            if m and cue_score(m.group(1), cues) > 0:
+                out.append(Candidate(m.group(2), ln.index, 1.5))
+        return out
+    # Issuer-like names: top of the page, letters, legal suffix.
+    for i, ln in enumerate(lines[:15]):
+        s = 1.0 - 0.12 * i + 0.8 * bool(_LEGAL_RE.search(ln.text))
+        s += 0.6 * (_letters_ratio(ln.text) - 0.7)
+        if _address_likeness(ln.text) > 0.9 or _PHONE_RE.search(ln.text):
+            s -= 1.0
+        if len(ln.text) < 3:
+            s -= 1.0
+        out.append(Candidate(ln.text, ln.index, s))
+    return out
+
+
+def _address_candidates(field, lines, row_of, others):
+    keys = field_keys(field)
+    cues = field_cues(field)
+    out = []
+    like = [_address_likeness(ln.text) for ln in lines]
+    for i in range(len(lines)):
+        for n in range(1, 5):
+            win = lines[i : i + n]
+            if len(win) < n or win[-1].page != win[0].page:
+                break
+            vals = like[i : i + n]
+            # Longer runs of address-like lines win: the gold address joins all its lines.
+            s = sum(max(v, -1.5) for v in vals) - 0.4 * sum(1 for v in vals if v <= 0)
+            if vals[0] <= 0 or vals[-1] <= 0:
+                s -= 0.5
+            if "customer" in keys:
+                near = any(cue_score(lines[k].text, cues) > 0 for k in range(max(0, i - 3), i))
+                s += 0.8 if near else -0.3
+            else:
+                s -= 0.03 * i
+            out.append(Candidate(" ".join(ln.text for ln in win), win[0].index, s))
+    return out
+
+
+def field_candidates(
+    field: Field, lines: list[Line], schema: Schema | None = None, *, max_candidates: int = 8
+) -> list[Candidate]:
+    """Candidates for one field, best first, without duplicates.
+
+    Parameters
+    ----------
+    field : Field
+    lines : list of Line
+        From :func:`confidence.calls.lines.document_lines`.
+    schema : Schema or None
+        The other fields' cues are used to push their values down this field's list.
+    max_candidates : int
+
+    Examples
+    --------
+    >>> from confidence.calls.lines import Line
+    >>> ls = [Line(0, "SUB TOTAL 8.00", (0, .5, 1, .52), 1, ()),
+    ...       Line(1, "TOTAL 9.00", (0, .6, 1, .62), 1, ())]
+    >>> [c.value for c in field_candidates(Field("total", "amount"), ls)]
+    ['9.00', '8.00']
+    """
+    others = [f for f in (schema or ()) if f.name != field.name and f.type == field.type]
+    row_of: dict[int, list[Line]] = {}
+    for row in rows(lines):
+        for ln in row:
+            row_of[ln.index] = row
+    n_lines = max(1, len(lines))
+    t = field.type
+    if t == "date":
+        first = {}
+
+        def prior(ln, v):
+            first.setdefault("i", ln.index)
+            return 0.2 if ln.index == first["i"] else 0.0
+
+        cands = _regex_candidates(field, DATE_RE, lines, row_of, others, prior)
+    elif t == "amount":
+        values = [_amount_value(m.group(0)) for ln in lines for m in AMOUNT_RE.finditer(ln.text)]
+        top = max(values, default=1.0) or 1.0
+        big = "total" in field_keys(field)
+
+        def prior(ln, v):
+            p = 0.3 * _amount_value(v) / top if big else 0.0
+            return p + 0.1 * ln.index / n_lines
+
+        cands = _regex_candidates(field, AMOUNT_RE, lines, row_of, others, prior)
+    elif t == "id":
+        cands = [
+            c
+            for c in _regex_candidates(
+                field,
+                ID_RE,
+                lines,
+                row_of,
+                others,
+                lambda ln, v: 0.2 * _has_digit(v) - 1.0 * (not _has_digit(v)),
+            )
+            if not DATE_RE.fullmatch(c.value)
+            and c.value.lower().strip(":#") not in ("no", "tel", "fax")
+        ]
+    elif t == "address":
+        cands = _address_candidates(field, lines, row_of, others)
+    elif t == "email":
+        cands = _regex_candidates(field, EMAIL_RE, lines, row_of, others, lambda ln, v: 0.0)
+    elif t == "iban":
+        cands = _regex_candidates(field, IBAN_RE, lines, row_of, others, lambda ln, v: 0.0)
+    elif t == "percent":
+        cands = _regex_candidates(field, PERCENT_RE, lines, row_of, others, lambda ln, v: 0.0)
+    elif t == "currency":
+        cands = _regex_candidates(field, CURRENCY_RE, lines, row_of, others, lambda ln, v: 0.0)
+    else:
+        cands = _text_candidates(field, lines, row_of, others)
+    best: dict[str, Candidate] = {}
+    for c in cands:
+        v = " ".join(c.value.split()).strip(" :")
+        # llama.cpp's JSON-schema-to-grammar converter mis-escapes quotes and backslashes in
+        # enum strings (the grammar fails to parse), so such strings are never offered.
+        if not v or '"' in v or "\\" in v:
+            continue
+        if v not in best or c.score > best[v].score:
+            best[v] = Candidate(v, c.line, c.score)
+    ranked = sorted(best.values(), key=lambda c: (-c.score, c.line))
+    return ranked[:max_candidates]
+
+
+def _has_digit(v: str) -> bool:
+    return any(ch.isdigit() for ch in v)
+
+
+def document_candidates(
+    document_or_lines: Document | list[Line], schema: Schema, *, max_candidates: int = 8
+) -> dict[str, list[Candidate]]:
+    """Candidates for every schema field (see :func:`field_candidates`)."""
+    from confidence.calls.lines import document_lines
+
+    lines = (
+        document_lines(document_or_lines)
+        if isinstance(document_or_lines, Document)
+        else document_or_lines
+    )
+    return {
+        f.name: field_candidates(f, lines, schema, max_candidates=max_candidates) for f in schema
+    }

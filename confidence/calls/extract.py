@@ -1,0 +1,229 @@
+"""Per-document orchestration of the calls into a :class:`~confidence.readings.RunRecord`.
+
+:func:`extract_document` is what ``extractconf extract`` runs for each document of a dataset and
+what ``extractconf score`` runs on a raw document. It never raises for a bad document or a failed
+call: every fault ends up in a status/error field so a batch never loses a document.
+:class:`RunsFile` is the resumable ``runs.jsonl`` writer (one flushed line per document).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from confidence.calls.baselines import self_consistency, verbalized_confidence
+from confidence.calls.hunter import HUNTER_MODES, run_hunter
+from confidence.calls.lines import document_lines
+from confidence.calls.mapper import run_mapper
+from confidence.calls.prompts import looks_like_instruction
+from confidence.llm.base import LLMClient
+from confidence.readings import CallResult, RunRecord
+from confidence.schema import Schema
+from confidence.types import Document
+
+
+def _guard(kind: str, fn, *args, **kwargs) -> CallResult:
+    """Run one call; an unexpected exception becomes an error result instead of a lost document."""
+    try:
+        return fn(*args, **kwargs)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:  # a client bug must not take the batch down
+        return CallResult(kind, {}, status="error", error=f"{type(e).__name__}: {e}")
+
+
+def record_usage(record: RunRecord) -> dict[str, int]:
+    """Prompt and completion tokens over every completion of a record."""
+    calls = [c for c in (record.hunter, record.mapper, *record.samples) if c is not None]
+    usage = {"prompt_tokens": 0, "completion_tokens": 0}
+    seen: set[int] = set()
+    for c in calls:
+        for comp in c.completions:
+            if id(comp) in seen:  # greedy n>1 repeats one completion object
+                continue
+            seen.add(id(comp))
+            for k in usage:
+                usage[k] += int(comp.usage.get(k, 0))
+    for k in usage:
+        usage[k] += int(record.meta.get("verbalized_usage", {}).get(k, 0))
+    return usage
+
+
+def extract_document(
+    document: Document,
+    schema: Schema,
+    client: LLMClient,
+    *,
+    hunter_mode: str = "grounded",
+    mapper: bool = True,
+    samples: int = 0,
+    sample_temperature: float = 0.7,
+    verbalized: bool = False,
+    max_candidates: int = 4,
+    seed: int = 0,
+) -> RunRecord:
+    """Hunter, Mapper and (when asked) baseline calls over one document.
+
+    Parameters
+    ----------
+    document : Document
+    schema : Schema
+    client : LLMClient
+    hunter_mode : {"grounded", "free"}
+        ``"grounded"`` constrains values to document candidates (small local models),
+        ``"free"`` lets the model write values (strong remote models).
+    mapper : bool
+        Run the Mapper (layout pairs + one LLM copy call).
+    samples : int
+        Extra Hunter samples for the self-consistency baseline (0 = none).
+    sample_temperature : float
+    verbalized : bool
+        Ask for a 0-100 confidence per field (one extra call).
+    max_candidates : int
+        Candidates per field in grounded mode.
+    seed : int
+        Sampling seed of the extra samples.
+
+    Returns
+    -------
+    RunRecord
+        ``status`` is ``"error"`` when the document has no text or every call failed; the
+        per-call status/errors say what went wrong. ``meta`` holds ``hunter_mode``, ``n_lines``,
+        ``usage`` (tokens) and ``warnings``.
+
+    Examples
+    --------
+    >>> rec = extract_document(doc, schema, client)  # doctest: +SKIP
+    >>> rec.hunter.fields["total"].value  # doctest: +SKIP
+    '9.00'
+    """
+    if hunter_mode not in HUNTER_MODES:
+        raise ValueError(f"hunter_mode={hunter_mode!r}; use one of: {', '.join(HUNTER_MODES)}")
+    if samples < 0:
+        raise ValueError(f"samples={samples}; use 0 (none) or a positive count")
+    t0 = time.perf_counter()
+    model = str(getattr(client, "model", ""))
+    lines = document_lines(document)
+    meta: dict[str, Any] = {"hunter_mode": hunter_mode, "n_lines": len(lines)}
+    if not lines:
+        return RunRecord(
+            document.doc_id,
+            None,
+            None,
+            model=model,
+            status="error",
+            error="document has no text (no words found)",
+            meta=meta,
+            seconds=time.perf_counter() - t0,
+        )
+    warnings: list[str] = [
+        f"line {ln.index} looks like an instruction to the model and was withheld: {ln.text[:80]!r}"
+        for ln in lines
+        if looks_like_instruction(ln.text)
+    ]
+    hunter = _guard(
+        "hunter", run_hunter, schema, lines, client, mode=hunter_mode, max_candidates=max_candidates
+    )
+    if isinstance(hunter, list):
+        hunter = hunter[0]
+    mapped = _guard("mapper", run_mapper, schema, lines, client) if mapper else None
+    extra: tuple[CallResult, ...] = ()
+    if samples:
+        try:
+            extra = self_consistency(
+                schema,
+                lines,
+                client,
+                samples,
+                temperature=sample_temperature,
+                mode=hunter_mode,
+                seed=seed + 1,
+                max_candidates=max_candidates,
+            )
+        except Exception as e:  # recorded, never raised
+            extra = (CallResult("sample", {}, n_calls=samples, status="error", error=str(e)),)
+    verbal = None
+    if verbalized:
+        values = {k: r.value for k, r in hunter.fields.items()}
+        try:
+            verbal, err = verbalized_confidence(schema, lines, client, values)
+        except Exception as e:
+            verbal, err = None, f"verbalized call failed: {type(e).__name__}: {e}"
+        if err:
+            warnings.append(err)
+        meta["verbalized_calls"] = 1
+    calls = [c for c in (hunter, mapped) if c is not None]
+    failed = all(c.status == "error" for c in calls)
+    record = RunRecord(
+        document.doc_id,
+        hunter,
+        mapped,
+        samples=extra,
+        verbalized=verbal,
+        model=model,
+        status="error" if failed else "ok",
+        error="; ".join(f"{c.kind}: {c.error}" for c in calls if c.error) if failed else None,
+        seconds=time.perf_counter() - t0,
+        meta=meta,
+    )
+    meta["usage"] = record_usage(record)
+    if warnings:
+        meta["warnings"] = warnings
+    return record
+
+
+class RunsFile:
+    """Resumable ``runs.jsonl``: knows which doc_ids are done, appends one flushed line each.
+
+    A line cut short by a crash is ignored (that document is simply redone).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "runs.jsonl")
+    >>> with RunsFile(p) as runs:
+    ...     runs.append(RunRecord("d1", None, None))
+    >>> sorted(RunsFile(p).done)
+    ['d1']
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.done: set[str] = set()
+        self.bad_lines = 0
+        self._fh = None
+        if self.path.exists():
+            with self.path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    try:
+                        self.done.add(str(json.loads(line)["doc_id"]))
+                    except (json.JSONDecodeError, KeyError, TypeError):
+                        self.bad_lines += 1
+
+    def __enter__(self) -> RunsFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def append(self, record: RunRecord) -> None:
+        if self._fh is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            needs_nl = (
+                self.path.exists()
+                and self.path.stat().st_size > 0
+                and not self.path.read_bytes().endswith(b"\n")
+            )
+            self._fh = self.path.open("a", encoding="utf-8")
+            if needs_nl:  # finish a line a crash cut short so the next record stays parseable
+                self._fh.write("\n")
+        self._fh.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+        self._fh.flush()
+        self.done.add(record.doc_id)
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None

@@ -1,0 +1,119 @@
+"""``extractconf extract`` end to end on generated invoices, and the real embedded model."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from confidence.cli import main
+from confidence.llm.base import Completion, TokenLogprob
+
+
+class FirstOption:
+    """Deterministic client: picks each property's first enum option (or null)."""
+
+    model = "first-option"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def chat(self, messages, *, schema=None, n=1, **kw):
+        self.calls += 1
+        props = (schema or {}).get("properties", {})
+        reply = {
+            k: 50 if v.get("type") == "integer" else (v.get("enum") or [None])[0]
+            for k, v in props.items()
+        }
+        text = json.dumps(reply)
+        toks = tuple(TokenLogprob(text[i : i + 3], -0.5) for i in range(0, len(text), 3))
+        return [
+            Completion(text, toks, self.model, {"prompt_tokens": 10, "completion_tokens": 5})
+        ] * n
+
+
+@pytest.fixture()
+def dataset(tmp_path):
+    from confidence.datasets.synthetic import generate
+
+    out = tmp_path / "ds"
+    generate(out, 3, seed=5)
+    return out
+
+
+def test_extract_cli_writes_resumes_and_reports(dataset, tmp_path, monkeypatch, capsys):
+    import confidence.llm
+
+    client = FirstOption()
+    monkeypatch.setattr(confidence.llm, "make_client", lambda *a, **k: client)
+    out = tmp_path / "runs.jsonl"
+    cache = str(tmp_path / "cache")
+    args = ["extract", str(dataset), "--out", str(out), "--quiet", "--cache-dir", cache]
+    assert main([*args, "--limit", "2", "--samples", "2", "--verbalized"]) == 0
+    recs = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(recs) == 2 and all(r["status"] == "ok" for r in recs)
+    assert all(r["hunter"]["mode"] == "grounded" and len(r["samples"]) == 2 for r in recs)
+    assert all(r["llm_calls"] == 5 for r in recs)
+    summary = capsys.readouterr().out
+    assert "2 document(s)" in summary and "LLM calls" in summary and "tokens" in summary
+    calls_before = client.calls
+    assert main(args) == 0  # resumes: only the third document is extracted
+    assert len(out.read_text().splitlines()) == 3
+    assert client.calls - calls_before == 2  # hunter + mapper of one document
+
+
+def test_extract_cli_bad_document_keeps_its_line(dataset, tmp_path, monkeypatch):
+    import confidence.llm
+
+    monkeypatch.setattr(confidence.llm, "make_client", lambda *a, **k: FirstOption())
+    labels = (dataset / "labels.jsonl").read_text().splitlines()
+    first = json.loads(labels[0])
+    (dataset / first["file"]).write_bytes(b"%PDF-1.4 this is not a pdf")
+    out = tmp_path / "runs.jsonl"
+    rc = main(
+        [
+            "extract",
+            str(dataset),
+            "--out",
+            str(out),
+            "--quiet",
+            "--no-mapper",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ]
+    )
+    recs = {json.loads(x)["doc_id"]: json.loads(x) for x in out.read_text().splitlines()}
+    assert rc == 1 and len(recs) == 3
+    assert recs[first["doc_id"]]["status"] == "error" and recs[first["doc_id"]]["error"]
+
+
+def test_extract_cli_refuses_bad_options(dataset, tmp_path, capsys):
+    assert main(["extract", str(dataset), "--out", str(tmp_path / "r.jsonl"), "--n-jobs", "0"]) == 2
+    assert "--n-jobs must be at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+@pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None, reason="needs extractconf[local]"
+)
+def test_real_embedded_model_end_to_end():
+    """SmolLM2-135M through llama.cpp on a tiny invoice: every call made, values aligned."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+    from record_replies import CLEAN, SCHEMA, make_document
+
+    from confidence.calls import extract_document
+    from confidence.llm.local import LocalLlamaClient
+
+    rec = extract_document(make_document("e2e", CLEAN), SCHEMA, LocalLlamaClient(n_ctx=2048))
+    assert rec.status == "ok" and rec.hunter.status == "ok" and rec.llm_calls == 2
+    assert rec.hunter.fields["invoice_date"].value == "25/12/2018"
+    for fr in rec.hunter.fields.values():
+        if fr.value:
+            assert fr.value in "".join(t.token for t in fr.tokens)
+    assert rec.mapper.fields["invoice_number"].value == "INV-20417"
+    assert rec.meta["usage"]["completion_tokens"] > 0
