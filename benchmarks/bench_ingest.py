@@ -41,7 +41,7 @@ def generated_scans(folder: Path, n: int) -> list[Path]:
     import pypdfium2 as pdfium
     from PIL import Image, ImageFilter
 
-    from confidence.cli.demo_cmd import write_sample_invoice
+    from confidence.demo import write_sample_invoice
 
     pdf = write_sample_invoice(folder / "invoice.pdf")
     doc = pdfium.PdfDocument(str(pdf))

@@ -117,3 +117,29 @@ def test_real_embedded_model_end_to_end():
             assert fr.value in "".join(t.token for t in fr.tokens)
     assert rec.mapper.fields["invoice_number"].value == "INV-20417"
     assert rec.meta["usage"]["completion_tokens"] > 0
+
+
+def test_redo_mapper_keeps_hunter_and_rewrites_atomically(dataset, tmp_path, monkeypatch):
+    import confidence.llm
+
+    client = FirstOption()
+    monkeypatch.setattr(confidence.llm, "make_client", lambda *a, **k: client)
+    out = tmp_path / "runs.jsonl"
+    cache = str(tmp_path / "cache")
+    base = ["extract", str(dataset), "--out", str(out), "--quiet", "--cache-dir", cache]
+    assert main([*base, "--limit", "2"]) == 0
+    before = [json.loads(x) for x in out.read_text().splitlines()]
+    # Spoil the recorded Mapper so a rewrite is visible; keep a cut-short line too.
+    spoiled = [dict(r, mapper={"kind": "mapper", "fields": {}, "status": "error"}) for r in before]
+    out.write_text("".join(json.dumps(r) + "\n" for r in spoiled) + '{"doc_id": "x"\n')
+    calls = client.calls
+    assert main([*base, "--redo-mapper"]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[-1] == '{"doc_id": "x"' and len(lines) == 3
+    after = [json.loads(x) for x in lines[:2]]
+    assert [a["hunter"] for a in after] == [b["hunter"] for b in before]
+    assert all(a["mapper"]["fields"] and a["mapper"]["status"] != "error" for a in after)
+    assert client.calls - calls == 2  # one Mapper call per record, no Hunter call
+    assert not list(tmp_path.glob("*.tmp"))
+    assert main([*base, "--redo-mapper", "--llm", "none"]) == 0
+    assert json.loads(out.read_text().splitlines()[0])["mapper"]["mode"] == "layout"

@@ -108,3 +108,58 @@ def test_mapper_on_generated_invoices_is_not_degenerate(generated):
             right += is_correct(ds.schema[k].type, r.value, rec.fields.get(k))
     assert reported >= 12
     assert right / reported >= 0.6
+
+
+def test_mapper_finds_label_above_and_german_labels(tmp_path):
+    """A reportlab invoice: header cells with values below, German labels, two date labels."""
+    from reportlab.pdfgen import canvas
+
+    from confidence.documents import load
+    from confidence.schema import Field, Schema
+
+    pdf = tmp_path / "inv.pdf"
+    c = canvas.Canvas(str(pdf), pagesize=(595, 842))
+    c.drawString(50, 800, "Muster Handel GmbH")
+    for x, label, value in [
+        (50, "Rechnungsnummer", "RE-2024-0815"),
+        (220, "Rechnungsdatum", "03.05.2024"),
+        (390, "Fälligkeitsdatum", "02.06.2024"),
+    ]:
+        c.drawString(x, 740, label)
+        c.drawString(x, 726, value)
+    c.drawString(50, 690, "USt-IdNr.: DE 123456789   Kundennummer: K-4711")
+    c.drawString(350, 600, "Zwischensumme")
+    c.drawString(500, 600, "100,00")
+    c.drawString(350, 585, "MwSt 19%")
+    c.drawString(500, 585, "19,00")
+    c.drawString(350, 570, "Gesamtbetrag")
+    c.drawString(500, 570, "119,00")
+    c.save()
+    schema = Schema(
+        "inv",
+        (
+            Field("document_id", "id", "Invoice number."),
+            Field("date_issue", "date"),
+            Field("date_due", "date"),
+            Field("vendor_tax_id", "id"),
+            Field("customer_id", "id"),
+            Field("amount_total_net", "amount"),
+            Field("amount_total_tax", "amount"),
+            Field("tax_rate", "percent"),
+            Field("amount_total_gross", "amount"),
+            Field("order_id", "id"),
+        ),
+    )
+    m = run_mapper(schema, document_lines(load(pdf)))
+    got = {k: r.value for k, r in m.fields.items()}
+    assert got == {
+        "document_id": "RE-2024-0815",
+        "date_issue": "03.05.2024",
+        "date_due": "02.06.2024",
+        "vendor_tax_id": "DE 123456789",
+        "customer_id": "K-4711",
+        "amount_total_net": "100,00",
+        "amount_total_tax": "19,00",
+        "tax_rate": "19%",
+        "amount_total_gross": "119,00",
+    }, got  # order_id is not on the page: the Mapper misses rather than guesses

@@ -1,4 +1,4 @@
-"""``extractconf inspect`` and the first ``extractconf demo``."""
+"""``extractconf inspect`` and ``extractconf demo --inspect-only``."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_inspect_bad_option(invoice_pdf, capsys):
 @pytest.mark.slow
 def test_demo_runs_offline_as_a_process(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "confidence.cli", "demo", "--out", str(tmp_path)],
+        [sys.executable, "-m", "confidence.cli", "demo", "--inspect-only", "--out", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -70,3 +70,23 @@ def test_demo_runs_offline_as_a_process(tmp_path):
     assert "source=pdf" in proc.stdout and "source=ocr" in proc.stdout
     assert "Invoice number: LOS-2024-1187" in proc.stdout
     assert (tmp_path / "invoice.pdf").exists() and (tmp_path / "invoice_scan.jpg").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_full_demo_scores_a_synthetic_invoice_with_the_embedded_llm(tmp_path):
+    pytest.importorskip("llama_cpp")
+    out = tmp_path / "scored.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "confidence.cli", "demo", "--n", "1", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) >= 20  # every field of the synthetic invoice schema
+    assert {r["decision"] for r in rows} <= {"accept", "review"}
+    assert all(r["confidence"] is None or 0.0 <= r["confidence"] <= 1.0 for r in rows)
+    assert any(r["hunter_value"] for r in rows)  # the LLM really read the document
+    assert "accepted" in proc.stdout and "sent to review" in proc.stdout

@@ -18,6 +18,7 @@ A degenerate Mapper (most fields taken from one line) is flagged ``status="degen
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from confidence.calls.align import parse_object, tokens_for_span
@@ -33,9 +34,11 @@ from confidence.calls.candidates import (
     field_candidates,
 )
 from confidence.calls.cues import _VALUE_KEYS, SYNONYMS, cue_score, field_keys, label_cues
+from confidence.calls.labelled import LabelHit, find_label_hits
 from confidence.calls.lines import Line
 from confidence.calls.pairs import Pair, find_pairs
 from confidence.calls.prompts import SYSTEM, safe_lines
+from confidence.calls.vocab import field_concept, norm
 from confidence.errors import LLMError
 from confidence.llm.base import Completion, LLMClient
 from confidence.readings import CallResult, FieldReading
@@ -50,6 +53,11 @@ _TYPE_RE = {
     "currency": CURRENCY_RE,
 }
 MIN_LABEL_SCORE = 0.8
+_NOT_ID = re.compile(rf"{AMOUNT_RE.pattern}|{DATE_RE.pattern}|\d{{1,2}}(?:[.,]\d+)?%?", re.I)
+# A label of one concept may stand for a schema that only has its neighbour (SROIE's "total").
+_FALLBACK = {"amount_due": "amount_gross", "amount_gross": "amount_due"}
+_TITLES = frozenset("invoice facture rechnung factura fattura factuur bill receipt".split())
+_SPACED_ID = re.compile(r"[A-Z]{2}(?: ?[A-Z0-9]{2,}){1,6}")
 
 
 def label_field_score(field: Field, label: str, schema: Schema | None = None) -> float:
@@ -101,7 +109,9 @@ def typed_values(field: Field, text: str) -> list[str]:
         return [m.group(0).strip() for m in pat.finditer(text)]
     if field.type == "id":
         vals = [m.group(0) for m in ID_RE.finditer(text) if any(c.isdigit() for c in m.group(0))]
-        return [v.strip(":#") for v in vals]
+        # An amount, rate or date next to an id-like label is not the id.
+        vals = [v.strip(":#.") for v in vals if not _NOT_ID.fullmatch(v.strip(":#."))]
+        return [v for v in vals if v]
     t = text.strip(" :")
     # A name or address is mostly letters; "(742014-W)" next to "Company No" is not a name.
     letters = sum(c.isalpha() for c in t)
@@ -138,6 +148,78 @@ def map_pairs(pairs: list[Pair], schema: Schema) -> dict[str, tuple[Pair, list[t
     return {k: (p, o) for k, (_, p, o) in best.items()}
 
 
+def _hit_values(field: Field, concept: str, h: LabelHit) -> list[tuple[str, int]]:
+    """Value options of a label hit narrowed to the field's type (blocks: name or address)."""
+    if concept in ("customer_block", "vendor_block"):
+        block = [(t, li) for t, li in h.options if not re.search(r"@|\btel\b|\d{5,}$", t, re.I)]
+        if field.type == "text":
+            return [(t, li) for t, li in block[:1] if typed_values(field, t)]
+        rest = block[1:5]
+        return [(", ".join(t for t, _ in rest), rest[0][1])] if rest else []
+    out: list[tuple[str, int]] = []
+    texts = [(h.label, h.line), *h.options] if field.type == "percent" else list(h.options)
+    if concept == "doc_id" and norm(h.label) in _TITLES:
+        # A bare "INVOICE"/"Rechnung" is usually the title: only a value on its own line counts.
+        texts = [(t, li) for t, li in texts if li == h.line]
+    for text, li in texts:
+        vals = typed_values(field, text)
+        if field.type == "id" and concept in ("tax_id", "payment_reference"):
+            # Tax ids and references are often printed in groups: "FR 65 501744252".
+            m = _SPACED_ID.match(text.strip()) or re.match(r"[\dA-Z][\d /A-Z-]{4,}\d", text)
+            if m and any(c.isdigit() for c in m.group(0)):
+                vals = [m.group(0).strip(), *vals]
+        out.extend((v, li) for v in vals if '"' not in v and "\\" not in v)
+        if out and field.type not in ("percent",):
+            break
+    return list(dict.fromkeys(out))
+
+
+def map_hits(hits: list[LabelHit], schema: Schema) -> dict[str, tuple[Pair, list[tuple[str, int]]]]:
+    """Assign schema fields their known-vocabulary labels (:mod:`confidence.calls.vocab`).
+
+    A field takes the label whose concept is its own (``Fälligkeitsdatum`` -> the due date),
+    preferring labels that name it first, then the earliest (the largest for totals). Returns
+    field name -> (pair, [(value option, line)]) like :func:`map_pairs`.
+    """
+    concepts = {f.name: field_concept(f) for f in schema}
+    present = set(concepts.values())
+    out: dict[str, tuple[Pair, list[tuple[str, int]]]] = {}
+    for f in schema:
+        c = concepts[f.name]
+        if c is None:
+            continue
+        want = {c}
+        if c in ("customer_name", "customer_address", "vendor_name", "vendor_address"):
+            want.add(c.split("_")[0] + "_block")
+        if c == "tax_rate":
+            want.add("amount_tax")
+        alt = _FALLBACK.get(c)
+        if alt and alt not in present:
+            want.add(alt)
+        best = None
+        for h in hits:
+            hit_c = [k for k in h.concepts if k in want]
+            if not hit_c:
+                continue
+            opts = _hit_values(f, hit_c[0], h)
+            if not opts:
+                continue
+            rank = (h.concepts[0] in want, -len(h.concepts))
+            if f.type == "amount":
+                from confidence.calls.candidates import _amount_value
+
+                rank = (*rank, _amount_value(opts[0][0]))
+            if best is None or rank > best[0]:
+                best = (rank, h, opts)
+        if best is not None:
+            _, h, opts = best
+            out[f.name] = (
+                Pair(h.label, tuple(o for o, _ in opts), h.line, tuple(li for _, li in opts)),
+                opts,
+            )
+    return out
+
+
 def _unlabelled(schema: Schema, lines: list[Line], taken: set[str]) -> dict[str, tuple[str, int]]:
     """Values the page states unambiguously without a label: the only date, issuer name, address."""
     out = {}
@@ -147,9 +229,17 @@ def _unlabelled(schema: Schema, lines: list[Line], taken: set[str]) -> dict[str,
         # One date printed and one date asked for: the page is unambiguous without a label.
         d = dates.pop()
         out[date_fields[0].name] = (d, next(ln.index for ln in lines if d in ln.text))
+    money = {"€": "EUR", "$": "USD", "£": "GBP", "RM": "MYR"}
+    found = [(m.group(0), ln.index) for ln in lines for m in CURRENCY_RE.finditer(ln.text)]
+    cur = [f for f in schema if f.type == "currency" and f.name not in taken]
+    if cur and len({money.get(v, v) for v, _ in found}) == 1:
+        # Every amount carries the same currency: the page states it without a label.
+        out[cur[0].name] = found[0]
     for f in schema:
         if f.name in taken or f.type not in ("text", "address") or "customer" in field_keys(f):
             continue
+        if field_concept(f) not in (None, "vendor_name", "vendor_address"):
+            continue  # payment terms are a labelled value, not a page header
         cands = field_candidates(f, lines, schema, max_candidates=2)
         strong = 1.5 if f.type == "text" else 2.5
         if cands and cands[0].score >= strong:
@@ -201,7 +291,11 @@ def run_mapper(
     Never raises for a bad reply or a failed call: the layout reading is kept and the fault
     goes to ``status``/``error``.
     """
-    mapped = map_pairs(find_pairs(safe_lines(lines)), schema)
+    safe = safe_lines(lines)
+    mapped = map_hits(find_label_hits(safe), schema)
+    unknown = Schema(schema.name, tuple(f for f in schema if field_concept(f) is None))
+    if len(unknown.fields):
+        mapped.update(map_pairs(find_pairs(safe), unknown))
     fields: dict[str, FieldReading] = {}
     items = [(f"{i + 1}. {p.label}", p) for i, (p, _) in enumerate(mapped.values())]
     key_of = dict(zip(mapped, (k for k, _ in items), strict=True))
@@ -210,7 +304,7 @@ def run_mapper(
         fields[name] = FieldReading(
             v, None, raw=lines[li].text, label=p.label, line=li, n_candidates=len(opts)
         )
-    for name, (v, li) in _unlabelled(schema, safe_lines(lines), set(mapped)).items():
+    for name, (v, li) in _unlabelled(schema, safe, set(mapped)).items():
         fields[name] = FieldReading(v, None, raw=lines[li].text, label=None, line=li)
     mode, comps, n_calls, errors = "layout", (), 0, []
     if client is not None and mapped:

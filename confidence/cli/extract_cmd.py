@@ -47,6 +47,12 @@ def register(subparsers) -> None:
         help="default: grounded for the local model, free for remote ones",
     )
     p.add_argument("--no-mapper", action="store_true", help="skip the Mapper call")
+    p.add_argument(
+        "--redo-mapper",
+        action="store_true",
+        help="for doc_ids already in --out, recompute only the Mapper (Hunter, samples and "
+        "verbalized kept) and rewrite --out atomically; --llm none for a layout-only Mapper",
+    )
     p.add_argument("--cache-dir", default=None, help="ingested-document cache folder")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -110,6 +116,8 @@ def run(args) -> int:
     if args.samples < 0:
         raise DatasetError("--samples must be 0 or more")
     ds = Dataset.open(args.dataset)
+    if args.redo_mapper:
+        return _redo_mapper(args, ds)
     local = args.llm.startswith("local")
     mode = args.hunter_mode or ("grounded" if local else "free")
     opts = {
@@ -162,3 +170,62 @@ def run(args) -> int:
         f"tokens, {totals['seconds'] / n:.2f}s -> {Path(args.out)}"
     )
     return 1 if totals["failed"] else 0
+
+
+def _redo_mapper(args, ds) -> int:
+    """Recompute the Mapper of every record of --out, keep everything else, rewrite atomically."""
+    import json
+    import os
+    import tempfile
+    from dataclasses import replace
+
+    from tqdm import tqdm
+
+    from confidence.calls.lines import document_lines
+    from confidence.calls.mapper import run_mapper
+    from confidence.doccache import DocumentCache
+    from confidence.errors import DatasetError
+    from confidence.llm import make_client
+    from confidence.readings import CallResult, RunRecord
+
+    out = Path(args.out)
+    if not out.exists():
+        raise DatasetError(f"--redo-mapper needs an existing runs file; {out} does not exist")
+    client = None if args.llm == "none" else make_client(args.llm, model=args.model)
+    cache = DocumentCache(args.cache_dir)
+    by_id = {r.doc_id: r for r in ds.records}
+    raw = out.read_text(encoding="utf-8").splitlines()
+    rewritten, n_done, n_failed = [], 0, 0
+    for line in tqdm(raw, disable=args.quiet, desc="redo mapper", unit="doc"):
+        try:
+            rec = RunRecord.from_dict(json.loads(line))
+        except (ValueError, KeyError, TypeError):
+            rewritten.append(line)  # a line cut short stays as it was (extract skips it)
+            continue
+        r = by_id.get(rec.doc_id)
+        if r is None or rec.hunter is None:
+            rewritten.append(line)
+            continue
+        t0 = time.perf_counter()
+        try:
+            doc = cache.load(ds.path_of(r), doc_id=rec.doc_id)
+            mapped = run_mapper(ds.schema, document_lines(doc), client)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as e:  # one bad document keeps its old line and the batch goes on
+            n_failed += 1
+            mapped = CallResult("mapper", {}, status="error", error=f"{type(e).__name__}: {e}")
+            tqdm.write(f"{rec.doc_id}: mapper failed: {e}", file=sys.stderr)
+        meta = dict(rec.meta, mapper_seconds=round(time.perf_counter() - t0, 4))
+        new = replace(rec, mapper=mapped, meta=meta)
+        from confidence.calls.extract import record_usage
+
+        new = replace(new, meta=dict(new.meta, usage=record_usage(new)))
+        rewritten.append(json.dumps(new.to_dict(), ensure_ascii=False))
+        n_done += 1
+    fd, tmp = tempfile.mkstemp(prefix=out.name, suffix=".tmp", dir=out.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write("".join(f"{x}\n" for x in rewritten))
+    os.replace(tmp, out)
+    print(f"mapper recomputed for {n_done} record(s), {n_failed} failed -> {out}")
+    return 1 if n_failed else 0

@@ -1,0 +1,190 @@
+"""The confidence engine against the baselines, on the same extractions, plus scoring throughput.
+
+Usage::
+
+    python benchmarks/bench_engine.py [--work /work/runs] [--data ../shared/data]
+                                      [--model MODEL_DIR] [--out benchmarks/results/engine.json]
+
+Sections (each runs when its inputs exist, and says so when they do not):
+
+1. **held-out synthetic**: the default model (trained by ``scripts/train_default.py`` on the
+   other documents) on ``WORK/split-test`` with ``WORK/runs.jsonl.gz``; and doc-grouped 5-fold
+   cross-fitting over every synthetic document with a run. All methods side by side: AUROC,
+   AURC, coverage at 99 % accuracy (and as a share of the oracle coverage 1 - failure rate),
+   ECE, Brier, LLM calls per document.
+2. **zero-shot** on ``DATA/sroie-dev`` and ``DATA/invoices-generated`` with runs
+   ``WORK/runs-<name>.jsonl``: the default model as shipped, then Lasso recalibration on 30
+   labelled documents of the new domain (metrics on the remaining documents).
+3. **throughput** of :meth:`ConfidenceEngine.score_records` from recorded runs without
+   documents, in fields per CPU second on one core (``time.process_time``; the build machine is
+   shared, wall time is also given), with and without reasons.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _metrics(table, conf, accepted=None):
+    sys.path.insert(0, str(ROOT))
+    from confidence.cli.evaluate_cmd import evaluate_table
+
+    if accepted is None:
+        accepted = np.zeros(len(table), dtype=bool)
+    m, _ = evaluate_table(table, conf, accepted)
+    return m
+
+
+def _print(title: str, m: dict) -> None:
+    print(f"\n== {title}")
+    print(f"{'method':18} {'auroc':>6} {'aurc':>7} {'cov@99':>7} {'%oracle':>8} {'ece':>6} "
+          f"{'brier':>6} {'calls':>5}")  # fmt: skip
+    for name, r in sorted(m["methods"].items(), key=lambda kv: -np.nan_to_num(kv[1]["auroc"])):
+
+        def f(v, w=6, d=3):
+            return f"{'-':>{w}}" if v is None else f"{v:{w}.{d}f}"
+
+        print(
+            f"{name:18} {f(r['auroc'])} {f(r['aurc'], 7, 4)} {f(r['coverage_at_accuracy_0.99'], 7)}"
+            f" {f(r['coverage_at_accuracy_0.99_of_oracle'], 8)} {f(r['ece'])} {f(r['brier'])}"
+            f" {f(r['llm_calls_per_doc'], 5, 1)}"
+        )
+    if "routing" in m:
+        print(f"routing: {m['routing']}")
+
+
+def _table(ds_dirs, runs_paths, use_documents=True):
+    from confidence.datasets.folder import Dataset
+    from confidence.records import load_runs
+    from confidence.training import build_table
+
+    runs = load_runs(runs_paths)
+    return build_table([Dataset.open(d) for d in ds_dirs], runs, use_documents=use_documents)
+
+
+def held_out_synthetic(work: Path, engine, results: dict) -> None:
+    from confidence.training import cross_fit
+
+    runs = work / "runs.jsonl.gz"
+    if not runs.exists() or not (work / "split-test").exists():
+        print(f"\n(skip held-out synthetic: no {runs} / split-test; run scripts/train_default.py)")
+        return
+    table = _table([work / "split-test"], [runs])
+    conf = engine.predict_confidence(table.rows.X)
+    acc = np.array([s.decision == "accept" for s in engine.route_rows(table.rows, explain=False)])
+    m = _metrics(table, conf, acc)
+    m["n_documents"] = table.n_documents
+    results["synthetic_heldout"] = m
+    _print(f"held-out synthetic, default model ({table.n_documents} docs, {len(table)} fields)", m)
+    full = _table([work / "split-train", work / "split-test"], [runs])
+    conf, acc = cross_fit(full, n_splits=5)
+    m = _metrics(full, conf, acc)
+    m["n_documents"] = full.n_documents
+    results["synthetic_crossfit"] = m
+    _print(f"synthetic, 5-fold cross-fit ({full.n_documents} docs, {len(full)} fields)", m)
+
+
+def zero_shot(work: Path, data: Path, engine, results: dict) -> None:
+    for name in ("sroie-dev", "invoices-generated"):
+        runs = work / f"runs-{name}.jsonl"
+        if not runs.exists() or not (data / name).exists():
+            print(f"\n(skip zero-shot {name}: no {runs})")
+            continue
+        table = _table([data / name], [runs])
+        conf = engine.predict_confidence(table.rows.X)
+        m = _metrics(table, conf)
+        results[f"zeroshot_{name}"] = m
+        _print(f"zero-shot {name} ({table.n_documents} docs)", m)
+        docs = sorted(set(table.rows.doc_ids))
+        rng = np.random.default_rng(0)
+        recal_docs = set(rng.choice(docs, size=min(30, len(docs) // 2), replace=False))
+        in_recal = np.array([d in recal_docs for d in table.rows.doc_ids])
+        tr, te = table.subset(in_recal), table.subset(~in_recal)
+        try:
+            eng2 = engine.recalibrate(
+                tr.rows.X, tr.y, groups=np.asarray(tr.rows.doc_ids), calibrator="lasso"
+            )
+        except Exception as e:  # report, keep benchmarking
+            print(f"lasso recalibration failed: {e}")
+            continue
+        m = _metrics(te, eng2.predict_confidence(te.rows.X))
+        results[f"lasso30_{name}"] = m
+        _print(f"{name} after Lasso recalibration on {len(recal_docs)} docs (rest)", m)
+
+
+def throughput(work: Path, engine, results: dict) -> None:
+    from confidence.datasets.synthetic import SCHEMA
+    from confidence.records import load_runs
+
+    runs_path = work / "runs.jsonl.gz"
+    if runs_path.exists():
+        runs = [r for r in load_runs([runs_path]).values() if r.status == "ok"]
+        schema = SCHEMA
+    else:  # simulated runs keep the benchmark runnable anywhere
+        import random
+
+        sys.path.insert(0, str(ROOT / "tests"))
+        from engine_fixtures import SCHEMA as schema
+        from engine_fixtures import _gold, simulate_run
+
+        rng = random.Random(0)
+        runs = [simulate_run(f"d{i}", _gold(rng, i), rng) for i in range(400)]
+    reps = max(1, 20_000 // (len(runs) * len(schema)) + 1)
+    batch = [r for _ in range(reps) for r in runs]
+    n_fields = len(batch) * len(schema)
+    engine.score_records(batch[:10], schema)  # warm-up
+    out = {}
+    for explain in (False, True):
+        c0, w0 = time.process_time(), time.perf_counter()
+        engine.score_records(batch, schema, explain=explain)
+        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        key = "with_reasons" if explain else "no_reasons"
+        out[key] = {"fields_per_cpu_s": n_fields / cpu, "fields_per_wall_s": n_fields / wall}
+    out["n_fields"] = n_fields
+    out["runs"] = "recorded" if runs_path.exists() else "simulated"
+    results["throughput"] = out
+    print(f"\n== scoring throughput from recorded runs ({n_fields} fields, no documents, 1 core)")
+    for k in ("no_reasons", "with_reasons"):
+        print(f"{k:13} {out[k]['fields_per_cpu_s']:9.0f} fields/CPU-s "
+              f"{out[k]['fields_per_wall_s']:9.0f} fields/wall-s")  # fmt: skip
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--work", type=Path, default=Path("/work/runs"))
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "engine.json")
+    a = ap.parse_args(argv)
+    from confidence.engine import ConfidenceEngine
+    from confidence.errors import ModelError
+
+    try:
+        engine = ConfidenceEngine.load(a.model)
+    except ModelError as e:
+        print(f"no model: {e}")
+        return 1
+    results: dict = {}
+    held_out_synthetic(a.work, engine, results)
+    zero_shot(a.work, a.data, engine, results)
+    throughput(a.work, engine, results)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    from confidence.cli.evaluate_cmd import _jsonable
+
+    a.out.write_text(json.dumps(_jsonable(results), indent=2) + "\n")
+    print(f"\nwrote {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""Vocabulary-driven label finding: known invoice labels anywhere on a line, values by layout.
+
+Complements :func:`confidence.calls.pairs.find_pairs` (which needs a label at the start of a
+line): a line may carry several ``Label: value`` runs (``Tel.: ... Mail: a@b.fr VAT: FR12``),
+a label may sit in a boxed header cell with its value on the line below (label-above layouts),
+and one OCR line may merge two columns (``Knight-Davies  Bill No. 2022165028``). A label is a
+phrase of :mod:`confidence.calls.vocab` that starts its line, ends in ``:``/``#``, or stands
+after a column gap; its value is the text up to the next label, else the right neighbour on its
+row, else the words below it in its own column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+
+from confidence.calls.lines import Line, rows
+from confidence.calls.vocab import find_labels, norm
+from confidence.types import Word
+
+_GAP = 0.03  # page widths: a wider gap before a label starts a new column
+
+
+@dataclass(frozen=True)
+class LabelHit:
+    """A known label printed on the page and the texts that may hold its value, best first.
+
+    Parameters
+    ----------
+    label : str
+        The label as printed.
+    concepts : tuple of str
+        What the label may name (:data:`confidence.calls.vocab.LABELS` keys).
+    line : int
+        Line index of the label.
+    options : tuple of (str, int)
+        ``(value text, line index)``: inline text, right neighbour, then lines below in the
+        label's column (a block: name, then address lines).
+    """
+
+    label: str
+    concepts: tuple[str, ...]
+    line: int
+    options: tuple[tuple[str, int], ...]
+
+
+def _words(ln: Line) -> list[Word]:
+    if ln.words:
+        return [w for w in ln.words if w.text.strip()]
+    return [Word(t, ln.bbox) for t in ln.text.split()]  # hand-made lines: one box per line
+
+
+def _spans(ws: list[Word]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """Label phrases as word index ranges ``[i, j)``."""
+    starts, text = [], ""
+    for w in ws:
+        n = norm(w.text)
+        starts.append(len(text) + (1 if text else 0) if n else None)
+        text = f"{text} {n}".strip() if n else text
+    out = []
+    for s, e, cs in find_labels(text):
+        i = next((k for k, st in enumerate(starts) if st is not None and st >= s), None)
+        if i is None or starts[i] != s:
+            continue
+        j = i
+        while j < len(ws) and (starts[j] is None or starts[j] < e):
+            j += 1
+        out.append((i, j, cs))
+    return out
+
+
+def _accepted(ws: list[Word], i: int, j: int, has_boxes: bool) -> bool:
+    if i == 0 or ws[j - 1].text.rstrip().endswith((":", "#")):
+        return True
+    if j < len(ws) and ws[j].text.strip() in (":", "#"):
+        return True
+    return has_boxes and ws[i].bbox[0] - ws[i - 1].bbox[2] > _GAP
+
+
+def _column_below(
+    ln: Line, x0: float, x1: float, lines: list[Line], n: int
+) -> list[tuple[str, int]]:
+    """Up to ``n`` lines under ``ln`` whose words fall in ``[x0, x1)``, stopping at a gap."""
+    h = max(ln.bbox[3] - ln.bbox[1], 0.008)
+    below = sorted(
+        (o for o in lines if o.page == ln.page and o.bbox[1] >= ln.bbox[3] - 0.3 * h),
+        key=lambda o: o.bbox[1],
+    )
+    out: list[tuple[str, int]] = []
+    bottom = ln.bbox[3]
+    for o in below:
+        ws = [w for w in _words(o) if x0 - 0.02 <= (w.bbox[0] + w.bbox[2]) / 2 < x1]
+        if not ws or (not o.words and o.bbox[0] > x1):
+            continue
+        if min(w.bbox[1] for w in ws) - bottom > 1.8 * h:
+            break
+        sp = _spans(ws)
+        if sp and sp[0][0] == 0 and out:
+            break  # the next labelled cell starts: the block ended
+        if o.index != ln.index:
+            out.append((" ".join(w.text for w in ws), o.index))
+            bottom = max(w.bbox[3] for w in ws)
+        if len(out) >= n:
+            break
+    return out
+
+
+def find_label_hits(lines: list[Line], *, block_lines: int = 5) -> list[LabelHit]:
+    """Known labels on the page with their value options.
+
+    Examples
+    --------
+    >>> ls = [Line(0, "Rechnungsnummer Datum", (0, .1, .5, .12), 1, ()),
+    ...       Line(1, "Tel.: 0123 Mail: a@b.de", (0, .3, .5, .32), 1, ())]
+    >>> [(h.label, h.concepts[0], h.options[:1]) for h in find_label_hits(ls)][-1:]
+    [('Mail', 'email', (('a@b.de', 1),))]
+    """
+    right_of: dict[int, Line] = {}
+    for row in rows(lines):
+        for a, b in pairwise(row):
+            right_of[a.index] = b
+    out: list[LabelHit] = []
+    for ln in lines:
+        ws = _words(ln)
+        has_boxes = bool(ln.words)
+        spans = [s for s in _spans(ws) if _accepted(ws, s[0], s[1], has_boxes)]
+        for k, (i, j, cs) in enumerate(spans):
+            end = spans[k + 1][0] if k + 1 < len(spans) else len(ws)
+            inline = " ".join(w.text for w in ws[j:end]).strip(" :#-")
+            x0 = ws[i].bbox[0] if has_boxes else ln.bbox[0]
+            x1 = ws[end].bbox[0] if has_boxes and end < len(ws) else 1.0
+            opts: list[tuple[str, int]] = []
+            if inline:
+                opts.append((inline, ln.index))
+            r = right_of.get(ln.index)
+            if r is not None and (not inline or k + 1 == len(spans)):
+                if not inline:
+                    x1 = min(x1, r.bbox[0])
+                # A neighbouring header cell is no value; "MwSt 19%  ...  19,00" keeps both.
+                if not _spans(_words(r)):
+                    opts.append((r.text.strip(" :#"), r.index))
+            if not inline or cs[0] in ("customer_block", "vendor_block"):
+                opts.extend(_column_below(ln, x0, x1, lines, block_lines))
+            label = " ".join(w.text for w in ws[i:j]).rstrip(" :#")
+            out.append(LabelHit(label, cs, ln.index, tuple(o for o in opts if o[0])))
+    return out

@@ -1,0 +1,82 @@
+"""Arguments and loading shared by ``train``, ``evaluate``, ``tune`` and ``score``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from confidence.errors import DatasetError
+
+
+def add_runs_args(p: argparse.ArgumentParser, *, required: bool = True) -> None:
+    p.add_argument(
+        "--runs",
+        nargs="+",
+        required=required,
+        metavar="RUNS",
+        help="runs.jsonl(.gz) files from `extractconf extract` (records matched by doc_id)",
+    )
+
+
+def add_document_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--cache-dir",
+        default=None,
+        help="ingested-document cache (default $EXTRACTCONF_CACHE/documents or "
+        "~/.cache/extractconf/documents)",
+    )
+    p.add_argument("--no-cache", action="store_true", help="ingest every file afresh")
+    p.add_argument(
+        "--no-documents",
+        action="store_true",
+        help="do not ingest the files: page features (OCR, quality, layout) are left missing",
+    )
+    p.add_argument("--n-jobs", type=int, default=1, help="ingestion processes (default 1)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_model_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model",
+        default=None,
+        metavar="MODEL_DIR",
+        help="engine folder from `extractconf train` (default: the model shipped with extractconf)",
+    )
+
+
+def open_datasets(paths):
+    from confidence.datasets.folder import Dataset
+
+    out = []
+    for p in paths:
+        if not Path(p).is_dir():
+            raise DatasetError(f"{p}: not a dataset folder (schema.json + labels.jsonl + files/)")
+        out.append(Dataset.open(p))
+    return out
+
+
+def make_cache(args):
+    from confidence.doccache import DocumentCache
+
+    return DocumentCache(args.cache_dir, enabled=not args.no_cache)
+
+
+def load_table(args, datasets):
+    """Build the labelled table for ``args.runs`` over ``datasets``; prints what was skipped."""
+    from confidence.records import load_runs
+    from confidence.training import build_table
+
+    runs = load_runs(args.runs)
+    table = build_table(
+        datasets,
+        runs,
+        cache=make_cache(args),
+        use_documents=not args.no_documents,
+        n_jobs=args.n_jobs,
+        progress=not args.quiet and sys.stderr.isatty(),
+    )
+    if table.skipped:
+        what = ", ".join(f"{n} {k}" for k, n in table.skipped.items())
+        print(f"skipped documents: {what}", file=sys.stderr)
+    return table

@@ -1,0 +1,277 @@
+"""Routing: accept or review each field, and say why in a few words.
+
+A field is **accepted** when its calibrated confidence reaches its threshold, else sent to
+**review**. A document goes **straight through** when every field of it is accepted.
+
+Reasons come from the fusion model's per-feature contributions (LightGBM ``pred_contrib``, the
+same values as ``shap.TreeExplainer``): for a reviewed field the 1-3 features that pulled its
+score down the most, for an accepted field the ones that pushed it up, each turned into a short
+phrase through :data:`PHRASES` (first matching name prefix wins). Binary features speak about the
+state they are in (``agree_equal = 0`` -> "Hunter and Mapper disagree"), missing ones (NaN) about
+what is missing. Contributions smaller than ``min_contribution`` (log-odds) are not reasons.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+
+__all__ = [
+    "ACCEPT",
+    "PHRASES",
+    "REVIEW",
+    "Decision",
+    "decide",
+    "phrase",
+    "reasons",
+    "straight_through",
+    "summary",
+    "thresholds_for",
+]
+
+Decision = Literal["accept", "review"]
+ACCEPT: Decision = "accept"
+REVIEW: Decision = "review"
+
+# (prefix, phrase when the feature lowers confidence, phrase when it raises it). First match wins,
+# so specific names come before their family prefix.
+PHRASES: tuple[tuple[str, str, str], ...] = (
+    ("agree_hunter_only", "Mapper did not find the field", "Hunter and Mapper agree"),
+    ("agree_mapper_only", "only the Mapper found a value", "Hunter and Mapper agree"),
+    ("agree_both_empty", "neither call found a value", "both calls find the field absent"),
+    ("agree_both_present", "Hunter and Mapper disagree", "both calls found a value"),
+    ("agree_same_place", "Hunter and Mapper read different places", "both read the same place"),
+    ("agree_place_distance", "Hunter and Mapper read different places", "both read the same place"),
+    ("agree_mapper_has_label", "no label next to the value", "value sits next to its label"),
+    ("agree_", "Hunter and Mapper disagree", "Hunter and Mapper agree"),
+    ("lp_h_n_tokens", "unusual value length", "typical value length"),
+    ("lp_m_n_tokens", "unusual value length", "typical value length"),
+    ("lp_h_", "low token probability", "high token probability"),
+    ("lp_m_", "low token probability (Mapper)", "high token probability (Mapper)"),
+    ("ocr_h_n_occurrences", "value appears several times on the page", "value appears once"),
+    ("ocr_m_n_occurrences", "value appears several times on the page", "value appears once"),
+    ("ocr_h_conf", "low OCR confidence on the value", "clear OCR reading of the value"),
+    ("ocr_m_conf", "low OCR confidence on the value", "clear OCR reading of the value"),
+    ("ocr_h_", "value not found on the page", "value found on the page"),
+    ("ocr_m_", "Mapper's value not found on the page", "value found on the page"),
+    ("ocr_label_conf", "low OCR confidence on the label", "clear label"),
+    ("ocr_source_pdf", "scanned page", "digital PDF text"),
+    ("ocr_page_conf", "low OCR confidence on the page", "clear OCR reading of the page"),
+    ("ocr_doc_words", "unusual amount of text", "typical amount of text"),
+    ("ocr_value_chars", "unusual value length", "typical value length"),
+    ("ocr_", "weak OCR evidence", "strong OCR evidence"),
+    ("q_local_", "blurry region", "sharp region"),
+    ("q_sharpness", "blurry page", "sharp page"),
+    ("q_noise", "noisy scan", "clean scan"),
+    ("q_skew", "skewed scan", "straight scan"),
+    ("q_effective_resolution", "small or low-resolution print", "legible print size"),
+    ("q_blockiness", "JPEG artefacts", "no compression artefacts"),
+    ("q_contrast", "low contrast", "good contrast"),
+    ("q_brightness", "poor exposure", "good exposure"),
+    ("q_ink_ratio", "unusual ink density", "normal ink density"),
+    ("q_", "poor image quality", "good image quality"),
+    ("lay_label", "far from its label", "next to its label"),
+    ("lay_in_table", "inside a table", "outside tables"),
+    ("lay_font", "unusual print size", "typical print size"),
+    ("lay_", "unusual position on the page", "typical position on the page"),
+    ("type_", "this field type is often wrong", "this field type is usually right"),
+)
+"""Name prefix -> (lowers confidence, raises confidence) phrases."""
+
+# Binary features whose state, not sign, decides the words: (name, value) -> (lowers, raises).
+_STATES: dict[tuple[str, float], tuple[str, str]] = {
+    ("agree_equal", 0.0): ("Hunter and Mapper disagree", "Hunter and Mapper disagree"),
+    ("agree_equal", 1.0): ("Hunter and Mapper agree", "Hunter and Mapper agree"),
+    ("agree_hunter_only", 0.0): ("", ""),
+    ("agree_mapper_only", 0.0): ("", ""),
+    ("agree_both_empty", 0.0): ("", ""),
+    ("agree_both_present", 0.0): ("Hunter and Mapper disagree", ""),
+    ("agree_same_place", 0.0): ("Hunter and Mapper read different places", ""),
+    ("agree_same_place", 1.0): ("", "both read the same place"),
+    ("ocr_h_found", 0.0): ("value not found on the page", ""),
+    ("ocr_h_exact", 0.0): ("value not found exactly on the page", ""),
+    ("ocr_m_found", 0.0): ("Mapper's value not found on the page", ""),
+    ("ocr_source_pdf", 1.0): ("", "digital PDF text"),
+    ("ocr_source_pdf", 0.0): ("scanned page", ""),
+    ("lay_in_table", 1.0): ("inside a table", ""),
+    ("lay_in_table", 0.0): ("", "outside tables"),
+}
+
+_MISSING = (
+    ("lp_", "no token probabilities"),
+    ("ocr_", "value not located on the page"),
+    ("q_local", "value not located on the page"),
+    ("q_", "no image-quality measurements"),
+    ("lay_", "value not located on the page"),
+    ("agree_", "only one call gave a value"),
+)
+
+
+def phrase(name: str, value: float, contribution: float) -> str:
+    """Words for one feature contribution ("" when the feature should not be cited).
+
+    Examples
+    --------
+    >>> phrase("agree_equal", 0.0, -1.2)
+    'Hunter and Mapper disagree'
+    >>> phrase("q_local_sharpness_log", 2.1, -0.4)
+    'blurry region'
+    >>> phrase("lp_h_mean", float("nan"), -0.3)
+    'no token probabilities'
+    """
+    if value != value:  # NaN: the contribution is about the signal being missing
+        for prefix, words in _MISSING:
+            if name.startswith(prefix):
+                return words if contribution < 0 else ""
+        return ""
+    state = _STATES.get((name, float(value)))
+    if state is not None:
+        return state[0] if contribution < 0 else state[1]
+    low, high = _family(name)
+    return low if contribution < 0 else high
+
+
+@lru_cache(maxsize=1024)
+def _family(name: str) -> tuple[str, str]:
+    for prefix, low, high in PHRASES:
+        if name.startswith(prefix):
+            return low, high
+    return name.replace("_", " "), name.replace("_", " ")
+
+
+def decide(confidence, thresholds) -> np.ndarray:
+    """``"accept"`` where ``confidence >= threshold``, else ``"review"`` (NaN never accepts).
+
+    Examples
+    --------
+    >>> decide([0.99, 0.5, float("nan")], [0.9, 0.9, 0.0]).tolist()
+    ['accept', 'review', 'review']
+    """
+    c = np.asarray(confidence, dtype=float)
+    t = np.asarray(thresholds, dtype=float)
+    with np.errstate(invalid="ignore"):
+        ok = c >= t
+    return np.where(ok, ACCEPT, REVIEW).astype(object)
+
+
+def reasons(
+    contributions: np.ndarray,
+    X: np.ndarray,
+    feature_names: Sequence[str],
+    decisions: Iterable[str],
+    *,
+    top: int = 3,
+    min_contribution: float = 0.05,
+) -> list[list[str]]:
+    """Short phrases explaining each row's decision, from its feature contributions.
+
+    Parameters
+    ----------
+    contributions : ndarray of shape (n, n_features) or (n, n_features + 1)
+        Per-feature log-odds contributions (a trailing bias column is ignored).
+    X : ndarray of shape (n, n_features)
+        The feature values (to phrase binary and missing features by their state).
+    feature_names : sequence of str
+    decisions : iterable of {"accept", "review"}
+        Reviewed rows are explained by their most negative contributions, accepted rows by their
+        most positive ones.
+    top : int, default 3
+        At most this many distinct phrases per row.
+    min_contribution : float, default 0.05
+        Smaller contributions (absolute log-odds) are not cited; the strongest one always is.
+
+    Examples
+    --------
+    >>> C = np.array([[-2.0, 0.1, -0.5], [1.5, 0.2, 0.0]])
+    >>> X = np.array([[0.0, 1.0, 0.3], [1.0, 1.0, 0.9]])
+    >>> r = reasons(C, X, ["agree_equal", "lp_h_mean", "q_local_contrast"], ["review", "accept"])
+    >>> r[0]
+    ['Hunter and Mapper disagree', 'blurry region']
+    >>> r[1]
+    ['Hunter and Mapper agree', 'high token probability']
+    """
+    C = np.asarray(contributions, dtype=float)
+    names = list(feature_names)
+    if C.shape[1] == len(names) + 1:
+        C = C[:, :-1]
+    if C.shape[1] != len(names) or X.shape != C.shape:
+        raise ValueError(
+            f"contributions {C.shape} and X {X.shape} must both have {len(names)} feature columns"
+        )
+    dec = np.asarray(list(decisions), dtype=object)
+    signed = np.where(dec[:, None] == ACCEPT, C, -C)  # larger = more responsible for the decision
+    k = min(len(names), 3 * top)  # a few spares: some phrases repeat or stay silent
+    order = np.argsort(-signed, axis=1, kind="stable")[:, :k]
+    out: list[list[str]] = []
+    for i in range(len(C)):
+        words: list[str] = []
+        for j in order[i]:
+            s = signed[i, j]
+            if s <= 0 or (words and s < min_contribution):
+                break
+            w = phrase(names[j], X[i, j], C[i, j])
+            if w and w not in words:
+                words.append(w)
+                if len(words) == top:
+                    break
+        out.append(words)
+    return out
+
+
+def straight_through(doc_ids: Iterable[str], decisions: Iterable[str]) -> dict[str, bool]:
+    """Per document: True when every one of its fields was accepted.
+
+    Examples
+    --------
+    >>> straight_through(["a", "a", "b"], ["accept", "accept", "review"])
+    {'a': True, 'b': False}
+    """
+    out: dict[str, bool] = {}
+    for d, dec in zip(doc_ids, decisions, strict=True):
+        out[d] = out.get(d, True) and dec == ACCEPT
+    return out
+
+
+def thresholds_for(
+    selector, fields: Sequence[str], field_types: Sequence[str | None]
+) -> tuple[np.ndarray, list[str]]:
+    """Threshold and its source (field / type / global / none) for each row, from a fitted
+    :class:`~confidence.calibration.ThresholdSelector` (cached per distinct field)."""
+    memo: dict[tuple[str, str | None], tuple[float, str]] = {}
+    lam = np.empty(len(fields), dtype=float)
+    src: list[str] = []
+    for i, key in enumerate(zip(fields, field_types, strict=True)):
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = _lookup(selector, *key)
+        lam[i] = hit[0]
+        src.append(hit[1])
+    return lam, src
+
+
+def _lookup(selector, field: str, field_type: str | None) -> tuple[float, str]:
+    if field in selector.thresholds_:
+        return selector.thresholds_[field], selector.sources_[field]
+    from confidence.calibration.thresholds import FALLBACKS
+
+    for level in FALLBACKS[selector.fallback]:
+        if level == "type" and field_type in selector.type_thresholds_:
+            lam, source = selector.type_thresholds_[field_type], "type"
+            break
+        if level == "global" and selector.global_threshold_ is not None:
+            lam, source = selector.global_threshold_, "global"
+            break
+    else:
+        return math.inf, "none"
+    return lam, source if math.isfinite(lam) else "none"
+
+
+def summary(decisions: Mapping[str, bool]) -> str:
+    """One line: how many documents went straight through."""
+    n = len(decisions)
+    k = sum(decisions.values())
+    return f"{k}/{n} documents straight through ({(k / n if n else 0):.0%})"

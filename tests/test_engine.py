@@ -1,0 +1,276 @@
+"""ConfidenceEngine: fit on a known signal, persistence, scoring recorded runs, bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+from engine_fixtures import SCHEMA, simulate_run
+
+from confidence.baselines import baseline_scores, fill_missing, llm_calls
+from confidence.calibration import auroc
+from confidence.doccache import DocumentCache
+from confidence.engine import ConfidenceEngine, FieldScore
+from confidence.errors import DatasetError, ModelError
+from confidence.features.build import FEATURE_NAMES
+from confidence.llm.base import TokenLogprob
+from confidence.readings import CallResult, FieldReading, RunRecord
+from confidence.records import as_run_record, read_runs
+from confidence.schema import Field, Schema
+from confidence.types import Document, Page, Word
+
+COL = {n: i for i, n in enumerate(FEATURE_NAMES)}
+
+
+def _table(n_docs=500, per_doc=5, seed=0):
+    """Feature rows where agree_equal and lp_h_mean carry a known signal; the rest is noise."""
+    rng = np.random.default_rng(seed)
+    n = n_docs * per_doc
+    y = (rng.uniform(size=n) < 0.8).astype(int)
+    X = np.full((n, len(FEATURE_NAMES)), np.nan)
+    X[:, COL["agree_equal"]] = np.where(rng.uniform(size=n) < 0.85, y, 1 - y)
+    X[:, COL["lp_h_mean"]] = np.where(y == 1, -0.1, -1.0) + rng.normal(0, 0.4, n)
+    X[:, COL["q_noise"]] = rng.uniform(size=n)  # pure noise
+    types = np.array(["amount", "date", "text", "id", "text"])[np.arange(n) % per_doc]
+    for t in set(types):
+        X[:, COL[f"type_{t}"]] = (types == t).astype(float)
+    for t in ("currency", "address", "percent", "email", "iban"):
+        X[:, COL[f"type_{t}"]] = 0.0
+    groups = np.repeat(np.arange(n_docs), per_doc).astype(str)
+    fields = np.array(["total", "date", "vendor", "number", "buyer"])[np.arange(n) % per_doc]
+    return X, y, groups, fields, types
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y, g, f, t = _table()
+    eng = ConfidenceEngine(target_accuracy=0.95, fusion_params={"n_estimators": 300})
+    return eng.fit(X, y, groups=g, fields=f, field_types=t), (X, y, g, f, t)
+
+
+def test_fit_finds_the_signal(fitted):
+    eng, _ = fitted
+    X, y, *_ = _table(n_docs=200, seed=1)  # fresh documents
+    p = eng.predict_confidence(X)
+    assert auroc(y, p) > 0.85
+    assert 0 <= p.min() and p.max() <= 1
+    m = eng.metrics_["held_out"]
+    assert m["auroc"] > 0.85 and m["n_fields"] > 0
+    assert set(eng.thresholds_.thresholds_) == {"total", "date", "vendor", "number", "buyer"}
+
+
+def test_save_load_identical_and_no_pickle(fitted, tmp_path):
+    eng, (X, *_) = fitted
+    eng.save(tmp_path / "m")
+    files = sorted(p.name for p in (tmp_path / "m").iterdir())
+    assert files == [
+        "calibrator.json",
+        "engine.json",
+        "fusion.json",
+        "fusion.lgb.txt",
+        "thresholds.json",
+    ]
+    meta = json.loads((tmp_path / "m" / "engine.json").read_text())
+    assert meta["format_version"] == 1 and meta["feature_names"] == list(FEATURE_NAMES)
+    assert "held_out" in meta["metrics"]
+    back = ConfidenceEngine.load(tmp_path / "m")
+    np.testing.assert_array_equal(back.predict_confidence(X[:300]), eng.predict_confidence(X[:300]))
+    assert back.thresholds_.thresholds_ == eng.thresholds_.thresholds_
+
+
+def test_load_other_format_version(fitted, tmp_path):
+    eng, _ = fitted
+    d = eng.save(tmp_path / "m")
+    meta = json.loads((d / "engine.json").read_text())
+    meta["format_version"] = 99
+    (d / "engine.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match=r"format 99.*retrain"):
+        ConfidenceEngine.load(d)
+    with pytest.raises(ModelError, match="extractconf train"):
+        ConfidenceEngine.load(tmp_path / "nothing-here")
+
+
+def test_recalibrate_and_tune_keep_fusion(fitted):
+    eng, (X, y, g, f, t) = fitted
+    new = eng.recalibrate(X[:300], y[:300], groups=g[:300], calibrator="lasso")
+    assert new.fusion_ is eng.fusion_ and new.calibrator_ is not eng.calibrator_
+    assert auroc(y[:300], new.predict_confidence(X[:300])) > 0.85
+    tuned = eng.tune(X, y, fields=f, field_types=t, target_accuracy=0.9)
+    assert tuned.thresholds_.target_accuracy == 0.9
+    assert eng.thresholds_.target_accuracy == 0.95
+
+
+@pytest.mark.parametrize(
+    ("mutate", "match"),
+    [
+        (lambda X, y: (X[:0], y[:0]), "no labelled fields"),
+        (lambda X, y: (X, np.ones_like(y)), "all .* fields are correct"),
+        (lambda X, y: (np.full_like(X, np.nan), y), "every feature is missing"),
+        (lambda X, y: (X[:, :5], y), "must have shape"),
+    ],
+)
+def test_bad_training_input(mutate, match):
+    X, y, g, f, t = _table(n_docs=20)
+    X2, y2 = mutate(X, y)
+    n = len(y2)
+    with pytest.raises(DatasetError, match=match):
+        ConfidenceEngine().fit(X2, y2, groups=g[:n], fields=f[:n], field_types=t[:n])
+
+
+def test_score_records_third_party_without_logprobs(fitted):
+    eng, _ = fitted
+    schema = Schema("s", (Field("total", "amount"), Field("date", "date"), Field("iban", "iban")))
+    recs = [
+        {"doc_id": "a", "fields": {"total": "12.50", "date": "2024-01-02", "iban": None}},
+        {"doc_id": "b", "fields": {"total": "7.00"}, "mapper": {"total": "7.00"}},
+    ]
+    with pytest.warns(UserWarning, match="not seen in training"):
+        out = eng.score_records(recs, schema)
+    assert [(s.doc_id, s.field) for s in out] == [
+        ("a", "total"),
+        ("a", "date"),
+        ("a", "iban"),
+        ("b", "total"),
+        ("b", "date"),
+        ("b", "iban"),
+    ]
+    for s in out:
+        assert s.status == "ok" and 0 <= s.confidence <= 1
+        assert s.decision in ("accept", "review")
+        assert s.reasons and all(isinstance(r, str) for r in s.reasons)
+    assert out[4].error and "not in the run" in out[4].error
+    assert out[0].value == "12.50" and out[0].mapper_value is None
+
+
+def test_score_with_document_and_failed_run(fitted):
+    eng, _ = fitted
+    page = Page(
+        1,
+        850,
+        1100,
+        (
+            Word("Total:", (0.1, 0.5, 0.2, 0.52), line_id=1),
+            Word("12.50", (0.3, 0.5, 0.4, 0.52), line_id=1),
+        ),
+        "pdf",
+        100.0,
+    )
+    doc = Document("x", "x.pdf", (page,))
+    schema = Schema("s", (Field("total", "amount"),))
+    [s] = eng.score(doc, {"total": "12.50"}, {"total": "12.50"}, schema=schema)
+    assert s.doc_id == "x" and s.status == "ok" and s.confidence is not None
+    failed = RunRecord("y", None, None, status="error", error="LLM timed out")
+    [e] = eng.score_records([failed], schema)
+    assert e.status == "error" and e.confidence is None and e.decision == "review"
+    assert e.error == "LLM timed out"
+    assert FieldScore.from_dict(json.loads(json.dumps(e.to_dict()))) == e
+    assert ConfidenceEngine.straight_through([s, e]) == {"x": s.decision == "accept", "y": False}
+
+
+def test_vectorised_scoring_matches_single(fitted):
+    eng, _ = fitted
+    rng = random.Random(0)
+    gold = {"invoice_number": "INV-1", "invoice_date": "2024-01-02", "vendor": "Acme",
+            "total": "12.00", "po_number": None}  # fmt: skip
+    runs = [simulate_run(f"d{i}", gold, rng) for i in range(20)]
+    together = eng.score_records(runs, SCHEMA)
+    alone = [s for r in runs for s in eng.score_records([r], SCHEMA)]
+    assert [s.confidence for s in together] == pytest.approx([s.confidence for s in alone])
+
+
+def test_baselines_hand_computed():
+    h = CallResult(
+        "hunter",
+        {"total": FieldReading("9.00", (TokenLogprob("9", -0.2), TokenLogprob(".00", -0.4)))},
+    )
+    m = CallResult("mapper", {"total": FieldReading(None)})
+    samples = (
+        CallResult("sample", {"total": FieldReading("9.0")}),
+        CallResult("sample", {"total": FieldReading("8.00")}),
+    )
+    rec = RunRecord("d", h, m, samples=samples, verbalized={"total": 80.0})
+    b = baseline_scores(rec, Field("total", "amount"))
+    assert b["logprob_mean"] == pytest.approx(math.exp(-0.3))
+    assert b["logprob_min"] == pytest.approx(math.exp(-0.4))
+    assert b["agreement"] == 0.0
+    assert b["verbalized"] == 0.8
+    assert b["self_consistency"] == pytest.approx(2 / 3)
+    assert llm_calls(rec)["self_consistency"] == 3
+    cols, share = fill_missing({"x": [0.3, math.nan], "y": [math.nan, math.nan]})
+    assert cols["x"].tolist() == [0.3, 0.0] and share == {"x": 0.5}
+
+
+def test_records_errors_name_the_line(tmp_path):
+    p = tmp_path / "runs.jsonl"
+    p.write_text('{"doc_id": "a", "fields": {"t": "1"}}\n{"doc_id": "b", "fields": 3}\n')
+    with pytest.raises(DatasetError, match=r"runs.jsonl:2: document b"):
+        list(read_runs(p))
+    with pytest.raises(DatasetError, match="doc_id"):
+        as_run_record({"fields": {}})
+    r = as_run_record(
+        {
+            "doc_id": "c",
+            "fields": {"t": {"value": "1", "logprobs": [{"token": "1", "logprob": -1}]}},
+        }
+    )
+    assert r.hunter.fields["t"].tokens[0].logprob == -1
+
+
+def test_document_cache(tmp_path, monkeypatch):
+    from reportlab.pdfgen import canvas
+
+    pdf = tmp_path / "a.pdf"
+    c = canvas.Canvas(str(pdf))
+    c.drawString(72, 720, "Total 12.50")
+    c.save()
+    monkeypatch.setenv("EXTRACTCONF_CACHE", str(tmp_path / "env"))
+    cache = DocumentCache()
+    assert cache.directory == tmp_path / "env" / "documents"
+    d1 = cache.load(pdf, doc_id="a")
+    d2 = cache.load(pdf, doc_id="b")
+    assert (cache.hits, cache.misses) == (1, 1) and d2.doc_id == "b"
+    assert json.dumps(d2.to_dict()["pages"]) == json.dumps(d1.to_dict()["pages"])
+    # a damaged entry is re-ingested, a changed option is another key
+    [entry] = list((tmp_path / "env" / "documents").rglob("*.json.gz"))
+    entry.write_bytes(b"garbage")
+    assert cache.load(pdf).text == "Total 12.50" and cache.misses == 2
+    assert DocumentCache(lang="deu").key(pdf) != cache.key(pdf)
+    out = list(cache.load_many([pdf, tmp_path / "missing.pdf"], ["a", "m"]))
+    assert isinstance(out[0], Document) and type(out[1]).__name__ == "DocumentError"
+
+
+def test_pageless_fast_path_equals_blanked_feature_matrix():
+    from confidence.features.build import feature_matrix
+    from confidence.featurize import document_mask, pageless_matrix
+
+    rng = random.Random(3)
+    gold = {"invoice_number": "INV-7", "invoice_date": "2024-03-02", "vendor": "Kappa Labs",
+            "total": "1234.50", "po_number": None}  # fmt: skip
+    rows = []
+    empty = Document("e", "", ())
+    for i in range(30):
+        run = simulate_run(f"d{i}", gold, rng, logprobs=i % 2 == 0)
+        for f in SCHEMA.fields:
+            rows.append((f, empty, run.hunter.fields.get(f.name), run.mapper.fields.get(f.name)))
+    slow = feature_matrix(rows)
+    slow[:, document_mask()] = np.nan
+    np.testing.assert_array_equal(pageless_matrix(rows), slow)
+
+
+def test_uncertified_field_says_so(fitted):
+    import copy
+
+    from confidence.engine import UNCERTIFIED
+
+    eng, _ = fitted
+    sel = copy.deepcopy(eng.thresholds_)
+    sel.thresholds_["total"] = math.inf
+    schema = Schema("s", (Field("total", "amount"), Field("date", "date")))
+    rec = {"doc_id": "a", "fields": {"total": "1.00", "date": "2024-01-01"}}
+    total, date = eng.with_thresholds(sel).score_records([rec], schema)
+    assert total.decision == "review" and total.threshold is None
+    assert total.reasons[0] == UNCERTIFIED
+    assert UNCERTIFIED not in date.reasons
