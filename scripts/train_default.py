@@ -80,7 +80,7 @@ def extract(work: Path, shard: str, llm: str) -> None:
 def train(work: Path, model_out: Path = MODEL) -> None:
     merged = work / "runs.jsonl.gz"
     lines = []
-    for p in sorted(work.glob("runs-*.jsonl")):
+    for p in sorted(work.glob("runs-[0-9]*.jsonl")):  # shards only, not runs-<dataset>
         lines += [x for x in p.read_text().splitlines() if x.strip()]
     with gzip.open(merged, "wt", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
