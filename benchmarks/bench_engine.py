@@ -179,9 +179,9 @@ def main(argv=None) -> int:
     zero_shot(a.work, a.data, engine, results)
     throughput(a.work, engine, results)
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    from confidence.cli.evaluate_cmd import _jsonable
+    from confidence.jsonsafe import jsonable
 
-    a.out.write_text(json.dumps(_jsonable(results), indent=2) + "\n")
+    a.out.write_text(json.dumps(jsonable(results), indent=2) + "\n")
     print(f"\nwrote {a.out}")
     return 0
 

@@ -41,6 +41,7 @@ from confidence.errors import DatasetError, ModelError
 from confidence.features.build import FEATURE_NAMES
 from confidence.featurize import LOGPROB_FEATURES, RecordRows, document_mask, record_rows
 from confidence.fusion import FusionClassifier
+from confidence.jsonsafe import jsonable
 from confidence.readings import CallResult, FieldReading, RunRecord
 from confidence.records import as_run_record
 from confidence.routing import decide, reasons, straight_through, thresholds_for
@@ -449,7 +450,7 @@ class ConfidenceEngine(BaseEstimator):
             "metrics": self.metrics_,
             "files": {"calibrator": CALIBRATOR_FILE, "thresholds": THRESHOLDS_FILE},
         }
-        (d / ENGINE_FILE).write_text(json.dumps(_jsonable(meta), indent=2) + "\n")
+        (d / ENGINE_FILE).write_text(json.dumps(jsonable(meta), indent=2) + "\n")
         return d
 
     @classmethod
@@ -507,15 +508,3 @@ def _call(kind: str, c) -> CallResult | None:
         rec = as_run_record({"doc_id": "x", "fields": dict(c)})
         return replace(rec.hunter, kind=kind)
     raise DatasetError(f"{kind} must be a CallResult, a dict name -> value, or None")
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {k: _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, np.generic):
-        return _jsonable(obj.item())
-    return obj

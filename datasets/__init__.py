@@ -1,1 +1,4 @@
-"""Dataset folders, corpus converters, synthetic invoices and correctness (``confidence.datasets``)."""
+"""Dataset folders, corpus converters, synthetic invoices and correctness.
+
+Imported as ``confidence.datasets``.
+"""

@@ -34,9 +34,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from confidence.datasets.folder import DatasetWriter, WriteSummary
 from tqdm import tqdm
 
+from confidence.datasets.folder import DatasetWriter, WriteSummary
+from confidence.datasets.images import find_image
 from confidence.errors import DatasetError
 from confidence.schema import Field, Schema
 
@@ -164,15 +165,7 @@ def convert(
             except DatasetError as e:
                 w.skip(doc_id, str(e))
                 continue
-            image = next(
-                (
-                    d / f"{js.stem}{s}"
-                    for d in image_dirs
-                    for s in IMAGE_SUFFIXES
-                    if (d / f"{js.stem}{s}").is_file()
-                ),
-                None,
-            )
+            image = find_image(js.stem, image_dirs, IMAGE_SUFFIXES)
             if image is None:
                 w.skip(doc_id, f"no image {js.stem}.png/.jpg beside {js.parent} (use --images DIR)")
                 continue

@@ -33,9 +33,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from confidence.datasets.folder import DatasetWriter, WriteSummary
 from tqdm import tqdm
 
+from confidence.datasets.folder import DatasetWriter, WriteSummary
 from confidence.errors import DatasetError
 from confidence.schema import Field, Schema
 

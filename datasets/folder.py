@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from confidence.datasets.labels import LABELS, SCHEMA, LabelRecord, Problem
 from confidence.datasets.writer import DatasetWriter, WriteSummary, write_dataset
-
 from confidence.errors import DatasetError, DocumentError
 from confidence.schema import Schema
 

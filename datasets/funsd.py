@@ -37,10 +37,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from confidence.datasets.folder import DatasetWriter, WriteSummary
-from confidence.datasets.generic import guess_type
 from tqdm import tqdm
 
+from confidence.datasets.folder import DatasetWriter, WriteSummary
+from confidence.datasets.generic import guess_type
+from confidence.datasets.images import find_image
 from confidence.errors import DatasetError
 from confidence.schema import Field, Schema
 
@@ -139,15 +140,7 @@ def convert(
             except DatasetError as e:
                 skipped.append((doc_id, str(e)))
                 continue
-            image = next(
-                (
-                    d / f"{ann.stem}{s}"
-                    for d in image_dirs
-                    for s in IMAGE_SUFFIXES
-                    if (d / f"{ann.stem}{s}").is_file()
-                ),
-                None,
-            )
+            image = find_image(ann.stem, image_dirs, IMAGE_SUFFIXES)
             if image is None:
                 skipped.append((doc_id, f"no image {ann.stem}.png in {part / 'images'}"))
                 continue

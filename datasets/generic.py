@@ -32,9 +32,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from confidence.datasets.folder import DatasetWriter, WriteSummary
 from tqdm import tqdm
 
+from confidence.datasets.folder import DatasetWriter, WriteSummary
 from confidence.errors import DatasetError
 from confidence.schema import FIELD_TYPES, Field, Schema
 

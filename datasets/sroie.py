@@ -21,9 +21,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from confidence.datasets.folder import DatasetWriter, WriteSummary
 from tqdm import tqdm
 
+from confidence.datasets.folder import DatasetWriter, WriteSummary
 from confidence.errors import DatasetError
 from confidence.schema import Field, Schema
 

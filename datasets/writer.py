@@ -29,7 +29,6 @@ from confidence.datasets.labels import (
     LabelRecord,
     coerce_value,
 )
-
 from confidence.errors import DatasetError, DocumentError
 from confidence.schema import Schema
 

@@ -6,13 +6,13 @@ import json
 import re
 
 import pytest
-from confidence.datasets import cord, docile, funsd, generic, sroie
-from confidence.datasets.folder import Dataset
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
 from confidence.cli import main
+from confidence.datasets import cord, docile, funsd, generic, sroie
+from confidence.datasets.folder import Dataset
 from confidence.errors import DatasetError
 
 

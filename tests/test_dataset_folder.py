@@ -7,6 +7,9 @@ import string
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from confidence.datasets.folder import (
     Dataset,
     DatasetWriter,
@@ -15,9 +18,6 @@ from confidence.datasets.folder import (
     WriteSummary,
     write_dataset,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from confidence.errors import DatasetError, DocumentError
 from confidence.schema import Field, Schema
 

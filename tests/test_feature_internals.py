@@ -98,15 +98,14 @@ def _exhaustive(words, lines, field_type, value):
 
 _TOKENS = ["12.50", "1,250.00", "125", "0.50", "Total", "25/12/2018", "2018-12-25", "12", "25",
            "Dec", "2018", "18", "€", "RM1.250", "-12.50", "٢٥", "x"]  # fmt: skip
+_QUERIES = [("amount", "12.50"), ("amount", "1250"), ("amount", "0.5"), ("amount", "0"),
+            ("date", "2018-12-25"), ("date", "25.12.18"), ("date", "2012-12-18")]  # fmt: skip
 
 
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=4), min_size=1, max_size=4),
-    st.sampled_from(
-        [("amount", "12.50"), ("amount", "1250"), ("amount", "0.5"), ("amount", "0"),
-         ("date", "2018-12-25"), ("date", "25.12.18"), ("date", "2012-12-18")]
-    ),  # fmt: skip
+    st.sampled_from(_QUERIES),
 )
 def test_pruned_typed_search_finds_what_an_exhaustive_scan_finds(rows, query):
     words, lines = [], []
@@ -146,7 +145,7 @@ def _reference_stats(reading):
         if len(ps) >= 2:
             margins.append(ps[0] - ps[1])
         top1.append(t.logprob >= alt[0] - 1e-9)
-    mean = (lambda xs: sum(xs) / len(xs) if xs else math.nan)  # noqa: E731
+    mean = lambda xs: sum(xs) / len(xs) if xs else math.nan  # noqa: E731
     return [mean(lps), min(lps), sum(lps), lps[0], mean(ents), mean(margins), mean(top1), len(lps)]
 
 

@@ -264,6 +264,7 @@ def test_every_feature_documented():
 @pytest.mark.slow
 def test_end_to_end_digital_pdf(tmp_path):
     from confidence import documents
+
     sys.path.insert(0, str(Path(__file__).parent))  # fixtures_docs, also without conftest.py
     from fixtures_docs import make_invoice_pdf
 

@@ -45,6 +45,20 @@ def add_model_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_guarantee_args(p: argparse.ArgumentParser) -> None:
+    """``--target-accuracy`` and ``--confidence-level`` of the per-field threshold guarantee."""
+    p.add_argument("--target-accuracy", type=float, default=0.99)
+    p.add_argument("--confidence-level", type=float, default=0.9)
+
+
+def check_guarantee_args(args) -> None:
+    """Both guarantee numbers must lie strictly between 0 and 1."""
+    for name in ("target_accuracy", "confidence_level"):
+        v = getattr(args, name)
+        if not 0 < v < 1:
+            raise DatasetError(f"--{name.replace('_', '-')} {v}: pass a number between 0 and 1")
+
+
 def open_datasets(paths):
     from confidence.datasets.folder import Dataset
 
@@ -80,3 +94,10 @@ def load_table(args, datasets):
         what = ", ".join(f"{n} {k}" for k, n in table.skipped.items())
         print(f"skipped documents: {what}", file=sys.stderr)
     return table
+
+
+def require_rows(table) -> None:
+    """A table without judged fields cannot be scored: say why (what was skipped)."""
+    if len(table) == 0:
+        why = ", ".join(f"{v} {k}" for k, v in table.skipped.items()) or "empty dataset"
+        raise DatasetError(f"no judged fields ({why}); check the dataset and --runs")

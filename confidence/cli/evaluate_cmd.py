@@ -10,11 +10,14 @@ import numpy as np
 
 from confidence.cli._engine_common import (
     add_document_args,
+    add_guarantee_args,
     add_model_arg,
     add_runs_args,
     load_table,
     open_datasets,
+    require_rows,
 )
+from confidence.jsonsafe import jsonable
 
 EPILOG = """\
 Writes OUT_DIR/metrics.json and OUT_DIR/scores.jsonl.
@@ -53,8 +56,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="OUT_DIR")
     p.add_argument("--folds", type=int, default=5, help="cross-fitting folds (default 5)")
     p.add_argument("--calibrator", choices=("isotonic", "platt"), default="isotonic")
-    p.add_argument("--target-accuracy", type=float, default=0.99)
-    p.add_argument("--confidence-level", type=float, default=0.9)
+    add_guarantee_args(p)
     p.add_argument("--seed", type=int, default=0)
     add_document_args(p)
     p.set_defaults(func=run)
@@ -108,9 +110,7 @@ def run(args) -> int:
         raise DatasetError(f"--folds {args.folds}: pass at least 2")
     datasets = open_datasets(args.datasets)
     table = load_table(args, datasets)
-    if len(table) == 0:
-        why = ", ".join(f"{v} {k}" for k, v in table.skipped.items()) or "empty dataset"
-        raise DatasetError(f"no judged fields ({why}); check the dataset and --runs")
+    require_rows(table)
     if args.model is None:
         conf, accepted = cross_fit(
             table,
@@ -141,7 +141,7 @@ def run(args) -> int:
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(_jsonable(metrics), indent=2, allow_nan=False)
+    text = json.dumps(jsonable(metrics), indent=2, allow_nan=False)
     (out / "metrics.json").write_text(text + "\n")
     with (out / "scores.jsonl").open("w", encoding="utf-8") as fh:
         for row in rows:
@@ -167,16 +167,3 @@ def run(args) -> int:
     )
     print(f"wrote {out / 'metrics.json'} and {out / 'scores.jsonl'}")
     return 0
-
-
-def _jsonable(obj):
-    """NaN/inf (e.g. AUROC of a single-class set) become null: JSON has no NaN."""
-    if isinstance(obj, dict):
-        return {k: _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, float | np.floating) and not np.isfinite(obj):
-        return None
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj

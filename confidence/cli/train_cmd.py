@@ -7,7 +7,9 @@ import math
 
 from confidence.cli._engine_common import (
     add_document_args,
+    add_guarantee_args,
     add_runs_args,
+    check_guarantee_args,
     load_table,
     open_datasets,
 )
@@ -49,8 +51,7 @@ def register(subparsers) -> None:
     add_runs_args(p)
     p.add_argument("--out", required=True, metavar="MODEL_DIR", help="model folder to write")
     p.add_argument("--calibrator", choices=("isotonic", "platt"), default="isotonic")
-    p.add_argument("--target-accuracy", type=float, default=0.99)
-    p.add_argument("--confidence-level", type=float, default=0.9)
+    add_guarantee_args(p)
     p.add_argument(
         "--split",
         type=_split,
@@ -63,13 +64,9 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from confidence.errors import DatasetError
     from confidence.training import fit_engine
 
-    for name in ("target_accuracy", "confidence_level"):
-        v = getattr(args, name)
-        if not 0 < v < 1:
-            raise DatasetError(f"--{name.replace('_', '-')} {v}: pass a number between 0 and 1")
+    check_guarantee_args(args)
     datasets = open_datasets(args.datasets)
     table = load_table(args, datasets)
     engine = fit_engine(

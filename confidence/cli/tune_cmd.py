@@ -7,10 +7,13 @@ import math
 
 from confidence.cli._engine_common import (
     add_document_args,
+    add_guarantee_args,
     add_model_arg,
     add_runs_args,
+    check_guarantee_args,
     load_table,
     open_datasets,
+    require_rows,
 )
 
 EPILOG = """\
@@ -42,8 +45,7 @@ def register(subparsers) -> None:
     p.add_argument("datasets", nargs="+", metavar="DATASET_DIR")
     add_runs_args(p)
     add_model_arg(p)
-    p.add_argument("--target-accuracy", type=float, default=0.99)
-    p.add_argument("--confidence-level", type=float, default=0.9)
+    add_guarantee_args(p)
     p.add_argument("--out", required=True, metavar="THRESHOLDS_JSON")
     add_document_args(p)
     p.set_defaults(func=run)
@@ -51,17 +53,11 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from confidence.engine import ConfidenceEngine
-    from confidence.errors import DatasetError
 
-    for name in ("target_accuracy", "confidence_level"):
-        v = getattr(args, name)
-        if not 0 < v < 1:
-            raise DatasetError(f"--{name.replace('_', '-')} {v}: pass a number between 0 and 1")
+    check_guarantee_args(args)
     engine = ConfidenceEngine.load(None if args.model in (None, "default") else args.model)
     table = load_table(args, open_datasets(args.datasets))
-    if len(table) == 0:
-        why = ", ".join(f"{v} {k}" for k, v in table.skipped.items()) or "empty dataset"
-        raise DatasetError(f"no judged fields ({why}); check the dataset and --runs")
+    require_rows(table)
     r = table.rows
     tuned = engine.tune(
         r.X,
