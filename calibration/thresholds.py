@@ -119,6 +119,10 @@ def ltt_threshold(
     return float(lams[int(np.argmax(n == n[last]))])
 
 
+AUTO_POWER = 4
+"""``min_samples="auto"`` = this many times the feasibility floor (see ThresholdSelector)."""
+
+
 class ThresholdSelector(BaseEstimator):
     """Choose per-field thresholds guaranteeing accuracy among accepted fields.
 
@@ -129,8 +133,11 @@ class ThresholdSelector(BaseEstimator):
     confidence_level : float, default=0.9
         Probability (over the calibration draw) that the target holds.
     min_samples : int or "auto", default="auto"
-        Calibration samples a level needs to decide. ``"auto"`` = the fewest with which any
-        threshold can pass (230 for the defaults: 230 correct out of 230).
+        Calibration samples a level needs to decide. ``"auto"`` = ``AUTO_POWER`` (4) times the
+        fewest with which any threshold can pass at all (230 for the defaults: 230 correct out of
+        230, so ``"auto"`` = 920): a field that can only be certified by accepting all of its
+        samples without one error has too few samples to decide and falls back to its type, then
+        to the global pool.
     fallback : {"field_type>global", "field_type", "global", "none"}, default="field_type>global"
         Levels consulted, in order, when a field has fewer than ``min_samples`` samples.
     grid : array-like or None
@@ -194,7 +201,7 @@ class ThresholdSelector(BaseEstimator):
             raise ValueError(f"fallback={self.fallback!r}; valid: {', '.join(FALLBACKS)}")
         floor = _min_n(self.target_accuracy, 1 - self.confidence_level)
         if self.min_samples == "auto":
-            return floor
+            return AUTO_POWER * floor
         if not isinstance(self.min_samples, (int, np.integer)) or self.min_samples < 1:
             raise ValueError(f"min_samples={self.min_samples!r}; pass a positive int or 'auto'")
         return int(self.min_samples)

@@ -33,6 +33,10 @@ MODEL = ROOT / "confidence" / "models" / "default"
 SEED = 7
 N_DOCS = 400
 SCAN_RATIO = 0.35
+# SmolLM2-135M gets only about a third of invoice fields right, so a 99 % target cannot be certified
+# on the few threshold documents we can afford to extract (measured: not even 95 %); ship 90 %
+# with probability 90 % and let users re-tune for their own target with `extractconf tune`.
+TARGET_ACCURACY = 0.90
 
 
 def synth(work: Path) -> None:
@@ -104,7 +108,8 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     tmp_model = work / "model"
     subprocess.run(
         [*cli, "train", str(work / "split-train"), "--runs", str(merged), "--out",
-         str(tmp_model), "--seed", str(SEED), "--quiet"],
+         str(tmp_model), "--seed", str(SEED), "--target-accuracy", str(TARGET_ACCURACY),
+         "--quiet"],
         check=True, env=env,
     )  # fmt: skip
     subprocess.run(
@@ -120,11 +125,28 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     model_out.mkdir(parents=True, exist_ok=True)
     for f in tmp_model.iterdir():
         shutil.copy2(f, model_out / f.name)
-    shutil.copy2(merged, model_out / "training_runs.jsonl.gz")
+    _compact_runs(merged, model_out / "training_runs.jsonl.gz")
     shutil.copy2(work / "eval-heldout" / "metrics.json", model_out / "heldout_metrics.json")
     shutil.copy2(work / "eval-crossfit" / "metrics.json", model_out / "crossfit_metrics.json")
     write_card(work, model_out, len(lines))
     print(f"model and MODEL_CARD.md written to {model_out}")
+
+
+def _compact_runs(src: Path, dst: Path) -> None:
+    """Copy runs without the raw completions' per-token lists (the field readings keep their own
+    aligned tokens, which is all the features read), so the shipped copy stays small."""
+    with (
+        gzip.open(src, "rt", encoding="utf-8") as fin,
+        gzip.open(dst, "wt", encoding="utf-8") as fout,
+    ):
+        for line in fin:
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            for call in [rec.get("hunter"), rec.get("mapper"), *rec.get("samples", [])]:
+                for comp in (call or {}).get("completions", []):
+                    comp["tokens"] = None
+            fout.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
 
 def _row(name: str, m: dict) -> str:

@@ -104,10 +104,10 @@ def test_fallback_hierarchy_and_sources():
     assert only_field.threshold_for("po_number", "id") == REVIEW_ALL
 
 
-def test_auto_min_samples_is_the_feasibility_floor():
+def test_auto_min_samples_is_four_times_the_feasibility_floor():
     s, y, f, t = _calibration_set()
-    sel = ThresholdSelector().fit(s, y, f, t)  # 0.99 / 0.9 -> 230
-    assert sel.min_samples_ == 230
+    sel = ThresholdSelector().fit(s, y, f, t)  # 0.99 / 0.9 -> floor 230 (230 of 230 correct)
+    assert sel.min_samples_ == 4 * 230
     assert sel.sources_["tax"] in {"type", "none"}
 
 
