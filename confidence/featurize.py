@@ -91,10 +91,12 @@ def pageless_matrix(rows: list[tuple]) -> np.ndarray:
         mv = m.value if m is not None and disagreement.present(m.value) else None
         label = m.label if m is not None else None
         X[i, _AGREE] = disagreement.values(f.type, hv, mv, None, None, label)
-        X[i, _LP] = logprobs.values(h, m)
         rv = hv if hv is not None else mv
         if rv is not None:
             X[i, _CHARS] = len(fold(rv))
+    # one batched pass over every reading's tokens (Hunter, Mapper interleaved)
+    readings = [r for _, _, h, m in rows for r in (h, m)]
+    X[:, _LP] = logprobs.token_stats_batch(readings).reshape(len(rows), -1)
     types = np.array([f.type for f, *_ in rows], dtype=object)
     for t in set(types):
         col = _COL.get(f"type_{t}")
