@@ -11,7 +11,7 @@ Stages (each resumable; run them in order)::
 ``extract`` reads each document (through the document cache) and records its Hunter and Mapper
 readings from the embedded SmolLM2-135M model (``--llm local``) into
 ``WORK/runs-SHARD.jsonl``; re-running it skips documents already recorded. ``train`` merges the
-shards into ``WORK/runs.jsonl.gz``, holds out 25 % of the documents, trains the engine on the
+shards into ``WORK/runs.jsonl.gz``, holds out 200 documents (at most half), trains the engine on the
 rest, evaluates it on the held-out documents (metrics in the model card) and writes the model
 folder and a copy of the compressed runs into the package.
 """
@@ -37,6 +37,8 @@ SCAN_RATIO = 0.35
 # on the few threshold documents we can afford to extract (measured: not even 95 %); ship 90 %
 # with probability 90 % and let users re-tune for their own target with `extractconf tune`.
 TARGET_ACCURACY = 0.90
+# documents held out from training to evaluate the shipped model (the issue asks for >= 200)
+HELD_OUT = 200
 
 
 def synth(work: Path) -> None:
@@ -94,7 +96,9 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     ds = Dataset.open(work / "synth")
     have = {json.loads(x)["doc_id"] for x in lines}
     sub = ds.subset([r.doc_id for r in ds.records if r.doc_id in have])
-    train_ds, test_ds = sub.split(test_size=0.25, seed=SEED)
+    # hold out HELD_OUT documents (at most half of what was extracted) for the model card
+    test_size = min(0.5, HELD_OUT / max(1, len(sub)))
+    train_ds, test_ds = sub.split(test_size=test_size, seed=SEED)
     for name, part in (("train", train_ds), ("test", test_ds)):
         d = work / f"split-{name}"
         d.mkdir(exist_ok=True)
@@ -154,7 +158,8 @@ def _row(name: str, m: dict) -> str:
         return "-" if v is None else f"{v:.{d}f}"
 
     return (
-        f"| {name} | {f(m['auroc'])} | {f(m['aurc'], 4)} | {f(m['coverage_at_accuracy_0.99'])} "
+        f"| {name} | {f(m['auroc'])} | {f(m['aurc'], 4)} | {f(m.get('excess_aurc'), 4)} "
+        f"| {f(m['coverage_at_accuracy_0.99'])} "
         f"| {f(m['coverage_at_accuracy_0.99_of_oracle'])} | {f(m['ece'])} | {f(m['brier'])} "
         f"| {f(m['llm_calls_per_doc'], 1)} |"
     )
@@ -165,8 +170,11 @@ def write_card(work: Path, model_out: Path, n_runs: int) -> None:
     meta = json.loads((model_out / "engine.json").read_text())
     held = json.loads((model_out / "heldout_metrics.json").read_text())
     cross = json.loads((model_out / "crossfit_metrics.json").read_text())
-    head = "| method | AUROC | AURC | cov@99% | cov@99% / oracle | ECE | Brier | LLM calls/doc |"
-    sep = "|---" * 8 + "|"
+    head = (
+        "| method | AUROC | AURC | excess AURC | cov@99% | cov@99% / oracle | ECE | Brier "
+        "| LLM calls/doc |"
+    )
+    sep = "|---" * 9 + "|"
 
     def table(m):
         rows = sorted(m["methods"].items(), key=lambda kv: -(kv[1]["auroc"] or 0))
@@ -193,8 +201,9 @@ no `--model` is given. Rebuild it with `scripts/train_default.py` (synth -> extr
   grounded Hunter, layout + LLM Mapper) for the **{n_runs}** documents extracted so far
   (`training_runs.jsonl.gz`, the exact runs used). Extraction costs minutes per document on
   the 2-core build machine, so the run set is small; `scripts/train_default.py extract` resumes.
-* 75 % of those documents train the engine (split again {nd["fusion"]} fusion /
-  {nd["calibration"]} calibration / {nd["thresholds"]} threshold documents); 25 % are held out.
+* {held["n_documents"]} of those documents are held out; the others train the engine (split
+  again {nd["fusion"]} fusion / {nd["calibration"]} calibration / {nd["thresholds"]} threshold
+  documents).
 
 ## Model
 
@@ -210,6 +219,9 @@ evidence, image quality, layout, field-type one-hot; never the field name — se
 {held["n_documents"]} documents, {held["n_fields"]} fields, failure rate {fail:.1%}.
 
 {table(held)}
+
+Oracle AURC (correct fields ranked first; no method can go below it):
+{held["methods"]["extractconf"]["aurc_oracle"]:.4f}. Excess AURC = AURC - oracle AURC.
 
 Routing on these documents: {json.dumps(held["routing"])}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 
 import pytest
 from engine_fixtures import make_dataset, make_runs
@@ -74,6 +75,14 @@ def test_evaluate_cross_fit(work, capsys):
     # the referee's contract: every numeric column is a score with one value per judged row
     acc = sum(r["correct"] for r in rows) / len(rows)
     assert metrics["methods"]["extractconf"]["failure_rate"] == pytest.approx(1 - acc)
+    # the oracle ranks every correct field first: its risk is 0 up to coverage acc, then
+    # (c - acc) / c, whose area is (1 - acc) + acc * ln(acc) in the continuum limit
+    oracle = methods["extractconf"]["aurc_oracle"]
+    assert oracle == pytest.approx((1 - acc) + acc * math.log(acc), abs=0.01)
+    for m in methods.values():
+        assert m["aurc_oracle"] == oracle
+        assert m["excess_aurc"] == pytest.approx(m["aurc"] - oracle)
+        assert m["excess_aurc"] >= -1e-12
     assert "cross-fitted" in capsys.readouterr().out
 
 
