@@ -38,7 +38,7 @@ from confidence.calibration import (
     make_calibrator,
 )
 from confidence.errors import DatasetError, ModelError
-from confidence.features.build import FEATURE_NAMES
+from confidence.features.build import FEATURE_NAMES, MONOTONE
 from confidence.featurize import LOGPROB_FEATURES, RecordRows, document_mask, record_rows
 from confidence.fusion import FusionClassifier
 from confidence.jsonsafe import jsonable
@@ -130,7 +130,9 @@ class ConfidenceEngine(BaseEstimator):
         Share of fusion-training rows repeated without page features and again without logprobs,
         so the model knows what to do when a caller has no document or no logprobs.
     fusion_params : dict or None
-        Parameters of :class:`~confidence.fusion.FusionClassifier`.
+        Parameters of :class:`~confidence.fusion.FusionClassifier`. Its ``monotone``
+        defaults to :data:`confidence.features.build.MONOTONE` (pass ``{"monotone": None}``
+        for unconstrained trees).
     random_state : int, default 0
 
     Examples
@@ -236,7 +238,7 @@ class ConfidenceEngine(BaseEstimator):
                 )
         rng = np.random.default_rng(self.random_state)
         Xf, yf, gf = self._augment(X[fit_m], y[fit_m], groups[fit_m], rng)
-        self.fusion_ = FusionClassifier(**(self.fusion_params or {}))
+        self.fusion_ = FusionClassifier(**{"monotone": MONOTONE, **(self.fusion_params or {})})
         self.fusion_.fit(Xf, yf, groups=gf, feature_names=list(FEATURE_NAMES))
         self._fit_calibrator(X[cal_m], y[cal_m], groups[cal_m], self.calibrator)
         p_thr = self.predict_confidence(X[thr_m])

@@ -63,6 +63,12 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, default=0
     n_jobs : int or None, default=1
         LightGBM threads; None lets LightGBM decide.
+    monotone : dict of str -> {-1, 0, 1} or None, default=None
+        Known directions of features by name: ``1`` means a larger value can only raise
+        P(correct), ``-1`` only lower it (LightGBM ``monotone_constraints`` with the "intermediate"
+        method). Constraining signals whose direction is known a priori (a higher similarity or
+        token probability never makes a value less trustworthy) keeps the trees from learning
+        reversals that hold only in the training domain. Every name must be a feature name.
     lgbm_params : dict or None
         Extra LightGBM parameters (JSON-serialisable), e.g. ``{"feature_fraction": 0.8}``.
 
@@ -106,6 +112,7 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
         n_splits: int = 5,
         random_state: int = 0,
         n_jobs: int | None = 1,
+        monotone: dict[str, int] | None = None,
         lgbm_params: dict[str, Any] | None = None,
     ) -> None:
         self.n_estimators = n_estimators
@@ -117,6 +124,7 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
         self.n_splits = n_splits
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.monotone = monotone
         self.lgbm_params = lgbm_params
 
     def __sklearn_tags__(self):
@@ -145,6 +153,20 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
         }
         params.update(self.lgbm_params or {})
         return params
+
+    def _monotone_params(self) -> dict[str, Any]:
+        if not self.monotone:
+            return {}
+        unknown = sorted(set(self.monotone) - set(self.feature_names_))
+        if unknown:
+            raise ValueError(f"monotone names {unknown} are not feature names")
+        bad = {k: v for k, v in self.monotone.items() if v not in (-1, 0, 1)}
+        if bad:
+            raise ValueError(f"monotone directions must be -1, 0 or 1; got {bad}")
+        return {
+            "monotone_constraints": [int(self.monotone.get(n, 0)) for n in self.feature_names_],
+            "monotone_constraints_method": "intermediate",
+        }
 
     def _folds(self, y: np.ndarray, groups) -> list | None:
         if self.early_stopping_rounds is None or self.n_splits < 2:
@@ -193,7 +215,7 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
             groups = np.asarray(groups)
             if groups.shape != (len(y),):
                 raise ValueError(f"groups must have one document id per row ({len(y)})")
-        params = self._lgb_params()
+        params = {**self._lgb_params(), **self._monotone_params()}
         folds = self._folds(y_enc, groups)
         if folds is None:
             self.best_iteration_, self.cv_logloss_ = int(self.n_estimators), None

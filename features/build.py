@@ -36,6 +36,30 @@ FEATURE_NAMES: tuple[str, ...] = (
 )
 """Every feature, in column order of :func:`feature_matrix`."""
 
+MONOTONE: dict[str, int] = {
+    **dict.fromkeys(
+        (
+            "agree_equal", "agree_similarity", "agree_string_sim", "agree_same_place",
+            "lp_h_mean", "lp_h_min", "lp_h_first", "lp_h_margin", "lp_h_top1_rate",
+            "lp_m_mean", "lp_m_min", "lp_m_first", "lp_m_margin", "lp_m_top1_rate",
+            "ocr_h_score", "ocr_h_conf_mean", "ocr_h_conf_min",
+            "ocr_m_score", "ocr_m_conf_mean", "ocr_m_conf_min",
+            "ocr_label_conf", "ocr_page_conf_mean",
+        ),
+        1,
+    ),
+    **dict.fromkeys(
+        ("lp_h_entropy", "lp_m_entropy", "agree_num_reldiff", "agree_date_diff_days",
+         "agree_place_distance"),
+        -1,
+    ),
+}  # fmt: skip
+"""Features whose effect on P(correct) has a known sign (1 up, -1 down), all else equal: more
+agreement, token probability, OCR match and confidence never make a value less trustworthy;
+more entropy and a larger Hunter/Mapper gap never make it more. The engine passes this to
+:class:`~confidence.fusion.FusionClassifier` as monotone constraints (measured: same
+in-domain AUROC, better zero-shot on receipts; ``docs/features.md``)."""
+
 _ONE_HOT = {t: [float(t == u) for u in FIELD_TYPES] for t in FIELD_TYPES}
 
 

@@ -175,3 +175,48 @@ def test_load_rejects_mismatch_and_corruption(fitted, tmp_path):
     model.write_text(model.read_text().replace("num_leaves", "num_leafs", 1))
     with pytest.raises(ModelError, match="checksum"):
         FusionClassifier.load(d)
+
+
+def test_monotone_constraints_hold_everywhere_and_survive_save(tmp_path):
+    # ``noise`` secretly anti-correlates with y in training; a +1 constraint forbids learning it
+    X, y, docs = _data(seed=3)
+    X = X.copy()
+    X[:, 3] = -1.5 * y + np.random.default_rng(3).normal(size=len(y))
+    clf = FusionClassifier(n_estimators=200, monotone={"noise": 1, "lp_min": 1}).fit(
+        X, y, groups=docs, feature_names=NAMES
+    )
+    grid = np.linspace(-4, 4, 41)
+    for row in X[:40]:
+        probe = np.repeat(row[None, :], len(grid), axis=0)
+        for col in (1, 3):
+            z = probe.copy()
+            z[:, col] = grid
+            p = clf.predict_proba(z)[:, 1]
+            assert np.all(np.diff(p) >= -1e-12), f"column {NAMES[col]} not monotone"
+    free = FusionClassifier(n_estimators=200).fit(X, y, groups=docs, feature_names=NAMES)
+    z = np.repeat(X[:1], len(grid), axis=0)
+    z[:, 3] = grid
+    assert np.any(np.diff(free.predict_proba(z)[:, 1]) < -1e-6)  # the reversal it would learn
+    clf.save(tmp_path / "m")
+    back = FusionClassifier.load(tmp_path / "m", feature_names=NAMES)
+    assert back.monotone == {"noise": 1, "lp_min": 1}
+    np.testing.assert_array_equal(back.predict_proba(X), clf.predict_proba(X))
+
+
+@pytest.mark.parametrize(
+    ("monotone", "match"),
+    [({"nope": 1}, "not feature names"), ({"agree": 2}, "-1, 0 or 1")],
+)
+def test_monotone_rejects_unknown_names_and_directions(monotone, match):
+    X, y, docs = _data(n_docs=30)
+    with pytest.raises(ValueError, match=match):
+        FusionClassifier(n_estimators=5, monotone=monotone).fit(
+            X, y, groups=docs, feature_names=NAMES
+        )
+
+
+def test_engine_default_monotone_names_are_features():
+    from confidence.features.build import FEATURE_NAMES, MONOTONE
+
+    assert set(MONOTONE) <= set(FEATURE_NAMES)
+    assert set(MONOTONE.values()) <= {-1, 1}
