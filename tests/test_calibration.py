@@ -34,13 +34,31 @@ def _roundtrip(cal):
 
 def test_isotonic_matches_sklearn_and_is_monotone():
     s, y = _miscalibrated(500, 0)
-    cal = IsotonicCalibrator().fit(s, y)
+    cal = IsotonicCalibrator(tie_break=0.0).fit(s, y)
     grid = np.linspace(-0.5, 1.5, 301)  # includes out-of-range scores: clipped
     ref = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(s, y).predict(grid)
     p = cal.predict_proba(grid)
     np.testing.assert_allclose(p, ref)
     assert np.all(np.diff(p) >= 0) and p.min() >= 0 and p.max() <= 1
     np.testing.assert_array_equal(_roundtrip(cal).predict_proba(grid), p)
+
+
+@pytest.mark.parametrize("increasing", [True, False])
+def test_isotonic_tie_break_keeps_the_score_order_within_eps(increasing):
+    s, y = _miscalibrated(500, 0)
+    if not increasing:
+        s = 1.0 - s
+    plain = IsotonicCalibrator(increasing=increasing, tie_break=0.0).fit(s, y)
+    cal = IsotonicCalibrator(increasing=increasing).fit(s, y)
+    grid = np.linspace(-0.5, 1.5, 301)
+    p, q = cal.predict_proba(grid), plain.predict_proba(grid)
+    assert len(np.unique(q)) < 100  # steps: ties
+    d = np.diff(p) if increasing else -np.diff(p)
+    assert np.all(d > 0)  # strictly monotone: the ranking of the scores survives
+    assert np.max(np.abs(p - q)) <= 1e-6 and p.min() >= 0 and p.max() <= 1
+    np.testing.assert_array_equal(_roundtrip(cal).predict_proba(grid), p)
+    with pytest.raises(ValueError, match="tie_break"):
+        IsotonicCalibrator(tie_break=0.5).fit(s, y)
 
 
 def test_platt_recovers_known_sigmoid():
