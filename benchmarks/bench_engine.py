@@ -106,7 +106,12 @@ def zero_shot(work: Path, data: Path, engine, results: dict) -> None:
             continue
         table = _table([data / name], [runs])
         conf = engine.predict_confidence(table.rows.X)
-        m = _metrics(table, conf)
+        # the shipped thresholds as they are: their guarantee was certified on synthetic
+        # invoices, so the accuracy of what they accept here measures the domain shift
+        acc = np.array(
+            [s.decision == "accept" for s in engine.route_rows(table.rows, explain=False)]
+        )
+        m = _metrics(table, conf, acc)
         results[f"zeroshot_{name}"] = m
         _print(f"zero-shot {name} ({table.n_documents} docs)", m)
         _lasso(engine, table, name, results)
@@ -121,7 +126,7 @@ def _lasso(engine, table, name: str, results: dict, n_docs: int = 30, draws: int
         print(f"(lasso on {name}: {len(docs)} docs, need {2 * n_docs} for {n_docs} + a test set)")
         n_docs = len(docs) // 2
     rng = np.random.default_rng(0)
-    per_draw = []
+    per_draw, routing_draws = [], []
     for k in range(draws):
         recal_docs = set(rng.choice(docs, size=n_docs, replace=False))
         in_recal = np.array([d in recal_docs for d in table.rows.doc_ids])
@@ -133,23 +138,44 @@ def _lasso(engine, table, name: str, results: dict, n_docs: int = 30, draws: int
         except Exception as e:  # report, keep benchmarking
             print(f"lasso recalibration failed on draw {k}: {e}")
             continue
-        m = _metrics(te, eng2.predict_confidence(te.rows.X))
+        # thresholds re-tuned on the same labelled documents restore the guarantee in the
+        # new domain (the shipped ones were certified on synthetic invoices only)
+        eng3 = eng2.tune(
+            tr.rows.X, tr.y, fields=np.asarray(tr.rows.fields),
+            field_types=np.asarray(tr.rows.field_types),
+        )  # fmt: skip
+        acc = np.array([s.decision == "accept" for s in eng3.route_rows(te.rows, explain=False)])
+        m = _metrics(te, eng2.predict_confidence(te.rows.X), acc)
         if k == 0:
             results[f"lasso{n_docs}_{name}"] = m
             _print(f"{name} after Lasso recalibration on {n_docs} docs (draw 0; rest)", m)
         per_draw.append(m["methods"]["extractconf"])
+        routing_draws.append(m["routing"])
     if per_draw:
         summary = {}
         for key in ("auroc", "aurc", "coverage_at_accuracy_0.99", "ece", "brier"):
             v = np.array([d[key] for d in per_draw if d[key] is not None], dtype=float)
             if len(v):
                 summary[key] = {"mean": v.mean(), "min": v.min(), "max": v.max()}
+        routing = [d for d in routing_draws if d["accuracy_of_accepted"] is not None]
+        summary["routing_after_tune"] = {
+            "coverage_mean": float(np.mean([d["coverage"] for d in routing_draws])),
+            "accuracy_of_accepted_mean": (
+                float(np.mean([d["accuracy_of_accepted"] for d in routing])) if routing else None
+            ),
+            "draws_meeting_target": sum(
+                d["accuracy_of_accepted"] >= engine.target_accuracy for d in routing
+            ),
+            "draws_accepting_anything": len(routing),
+            "target_accuracy": engine.target_accuracy,
+        }
         summary["draws"] = len(per_draw)
         results[f"lasso{n_docs}_{name}_draws"] = summary
         a = summary["auroc"]
         print(f"extractconf after Lasso, {len(per_draw)} draws of {n_docs} docs: AUROC mean "
               f"{a['mean']:.3f} (min {a['min']:.3f}, max {a['max']:.3f}), ECE mean "
               f"{summary['ece']['mean']:.3f}")  # fmt: skip
+        print("routing after re-tuning thresholds on the same docs:", summary["routing_after_tune"])
 
 
 def goals(results: dict) -> None:
