@@ -248,8 +248,22 @@ class LassoRecalibrator(BaseEstimator):
         Inverse L1 strength. ``"cv"`` picks from ``Cs`` by log-loss in grouped cross-validation
         (``GroupKFold`` on ``groups`` = document ids when given, else stratified folds); when the
         sample is too small for ``n_splits`` folds with both classes it falls back to ``C=1.0``.
-    Cs : tuple of float, default=(0.01, 0.03, 0.1, 0.3, 1, 3, 10)
+    Cs : tuple of float, default=(0.01, 0.03, 0.1, 0.3, 1)
     n_splits : int, default=5
+    score_penalty : float, default=1.0
+        Relative L1 penalty on the fused score's coefficient (glmnet's ``penalty.factor``);
+        below 1 the frozen model's score is shrunk less than the signals (its column is divided
+        by ``score_penalty`` after standardising, which ``scale_[0]`` records).
+    selection : {"min", "1se"}, default="min"
+        How ``C="cv"`` picks: ``"min"`` the best mean log-loss, ``"1se"`` the strongest penalty
+        within one standard error of it (the usual lasso rule).
+
+    Notes
+    -----
+    Measured on SROIE receipts (engine trained on synthetic invoices; 10 draws of 30 labelled
+    receipts, AUROC on the rest): mean 0.844 with ``Cs`` up to 10 (one draw fell to 0.713: with
+    weak penalty, collinear agreement signals outweighed the fused score), 0.853 with the default
+    ``Cs`` capped at 1; ``"1se"`` (0.83) and ``score_penalty=0.1`` (0.839) did not help.
     signal_names : sequence of str or None
         Names of the ``signals`` columns; taken from the keys when ``signals`` is a dict.
 
@@ -281,13 +295,17 @@ class LassoRecalibrator(BaseEstimator):
         self,
         *,
         C: float | str = "cv",
-        Cs: tuple[float, ...] = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0),
+        Cs: tuple[float, ...] = (0.01, 0.03, 0.1, 0.3, 1.0),
         n_splits: int = 5,
+        score_penalty: float = 1.0,
+        selection: str = "min",
         signal_names=None,
     ) -> None:
         self.C = C
         self.Cs = Cs
         self.n_splits = n_splits
+        self.score_penalty = score_penalty
+        self.selection = selection
         self.signal_names = signal_names
 
     def _design(self, s: np.ndarray, signals, names: list[str] | None) -> tuple[np.ndarray, list]:
@@ -321,6 +339,8 @@ class LassoRecalibrator(BaseEstimator):
         return np.column_stack([*cols, mat]), out_names + keys
 
     def _choose_C(self, Z: np.ndarray, y: np.ndarray, groups) -> float:
+        if self.selection not in ("1se", "min"):
+            raise ValueError(f"selection={self.selection!r}; pass '1se' or 'min'")
         if self.C != "cv":
             if not isinstance(self.C, (int, float)) or self.C <= 0:
                 raise ValueError(f"C={self.C!r}; pass a positive float or 'cv'")
@@ -334,14 +354,22 @@ class LassoRecalibrator(BaseEstimator):
             return 1.0  # documented fallback: too few samples per class for CV
         if any(len(np.unique(y[tr])) < 2 for tr, _ in splits):
             return 1.0
-        best, best_score = 1.0, -np.inf
-        for c in self.Cs:
-            score = cross_val_score(
+        means, ses = [], []
+        for c in sorted(self.Cs):
+            fold = cross_val_score(
                 self._model(c), Z, y, cv=splits, scoring="neg_log_loss", error_score=np.nan
-            ).mean()
-            if np.isfinite(score) and score > best_score:
-                best, best_score = float(c), score
-        return best
+            )
+            means.append(np.nanmean(fold) if np.isfinite(fold).any() else -np.inf)
+            ses.append(np.nanstd(fold) / np.sqrt(max(1, np.isfinite(fold).sum())))
+        means, ses = np.array(means), np.array(ses)
+        if not np.isfinite(means).any():
+            return 1.0
+        best = int(np.argmax(means))
+        if self.selection == "min":
+            return float(sorted(self.Cs)[best])
+        # one-standard-error rule: the strongest penalty within one SE of the best log-loss
+        ok = np.flatnonzero(means >= means[best] - ses[best])
+        return float(sorted(self.Cs)[int(ok.min())])
 
     @staticmethod
     def _model(c: float) -> LogisticRegression:
@@ -359,6 +387,11 @@ class LassoRecalibrator(BaseEstimator):
         self.mean_ = X.mean(axis=0)
         scale = X.std(axis=0)
         self.scale_ = np.where(scale > 0, scale, 1.0)  # constant signal: leave unscaled
+        # penalty factor on the fused score: the L1 penalty on its coefficient is
+        # ``score_penalty`` times the signals' (dividing a column by f multiplies its penalty by f)
+        if not 0 < self.score_penalty <= 1:
+            raise ValueError(f"score_penalty={self.score_penalty!r}; pass a value in (0, 1]")
+        self.scale_[0] *= self.score_penalty
         Z = (X - self.mean_) / self.scale_
         self.C_ = self._choose_C(Z, y, groups)
         model = self._model(self.C_).fit(Z, y)

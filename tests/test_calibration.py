@@ -114,6 +114,37 @@ def test_lasso_keeps_useful_signal_and_drops_noise():
         cal.predict_proba(s[:20])
 
 
+def test_lasso_score_penalty_and_one_se_rule():
+    rng = np.random.default_rng(8)
+    n = 600
+    s = rng.uniform(0.05, 0.95, n)
+    sig = {"weak": rng.normal(size=n)}
+    y = (rng.uniform(size=n) < expit(logit(s) + 0.2 * sig["weak"])).astype(int)
+    groups = np.repeat(np.arange(n // 4), 4)
+
+    def score_coef(cal):  # coefficient of logit(score) in standardised units
+        return cal.coef_[0] / cal.score_penalty  # its column was divided by score_penalty
+
+    strong = dict(C=0.01, signals=sig, groups=groups)
+    plain = LassoRecalibrator(C=0.01).fit(s, y, signals=sig, groups=groups)
+    light = LassoRecalibrator(C=0.01, score_penalty=0.1).fit(s, y, signals=sig, groups=groups)
+    # under a strong penalty a smaller penalty factor shrinks the score's weight less
+    assert score_coef(light) > score_coef(plain) >= 0
+    assert strong["C"] == plain.C_
+    back = _roundtrip(light)
+    np.testing.assert_allclose(
+        back.predict_proba(s[:9], signals={"weak": sig["weak"][:9]}),
+        light.predict_proba(s[:9], signals={"weak": sig["weak"][:9]}),
+    )
+    one_se = LassoRecalibrator(selection="1se").fit(s, y, signals=sig, groups=groups)
+    best = LassoRecalibrator(selection="min").fit(s, y, signals=sig, groups=groups)
+    assert one_se.C_ <= best.C_  # never a weaker penalty than the best-mean choice
+    with pytest.raises(ValueError, match="score_penalty"):
+        LassoRecalibrator(score_penalty=0).fit(s, y, signals=sig)
+    with pytest.raises(ValueError, match="selection"):
+        LassoRecalibrator(selection="max").fit(s, y, signals=sig)
+
+
 def test_lasso_array_signals_and_small_sample_default_c():
     rng = np.random.default_rng(6)
     s = rng.uniform(0.1, 0.9, 12)
