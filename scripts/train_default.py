@@ -63,9 +63,10 @@ def extract(work: Path, shard: str, llm: str) -> None:
     k, n = (int(x) for x in shard.split("/"))
     ds = Dataset.open(work / "synth")
     out = work / f"runs-{k}.jsonl"
+    # every shard file counts, so the work can be re-sharded (e.g. 0/2 -> 0/4 + 2/4) mid-way
     done = set()
-    if out.exists():
-        done = {json.loads(x)["doc_id"] for x in out.read_text().splitlines() if x.strip()}
+    for p in work.glob("runs-[0-9]*.jsonl"):
+        done |= {json.loads(x)["doc_id"] for x in p.read_text().splitlines() if x.strip()}
     todo = [r for i, r in enumerate(ds.records) if i % n == k and r.doc_id not in done]
     print(f"shard {shard}: {len(done)} done, {len(todo)} to go", flush=True)
     client = make_client(llm)
@@ -85,9 +86,12 @@ def extract(work: Path, shard: str, llm: str) -> None:
 
 def train(work: Path, model_out: Path = MODEL) -> None:
     merged = work / "runs.jsonl.gz"
-    lines = []
+    lines, seen = [], set()
     for p in sorted(work.glob("runs-[0-9]*.jsonl")):  # shards only, not runs-<dataset>
-        lines += [x for x in p.read_text().splitlines() if x.strip()]
+        for x in p.read_text().splitlines():
+            if x.strip() and (doc_id := json.loads(x)["doc_id"]) not in seen:
+                seen.add(doc_id)  # a document extracted twice (re-sharding) counts once
+                lines.append(x)
     with gzip.open(merged, "wt", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
     print(f"merged {len(lines)} runs into {merged}")
