@@ -20,6 +20,7 @@ from confidence.calibration.calibrators import (
 from confidence.calibration.metrics import (
     accuracy_at_coverage,
     aurc,
+    aurc_oracle,
     auroc,
     brier,
     coverage_at_accuracy,
@@ -38,6 +39,7 @@ __all__ = [
     "ThresholdSelector",
     "accuracy_at_coverage",
     "aurc",
+    "aurc_oracle",
     "auroc",
     "brier",
     "calibrator_from_dict",

@@ -24,6 +24,7 @@ import numpy as np
 __all__ = [
     "accuracy_at_coverage",
     "aurc",
+    "aurc_oracle",
     "auroc",
     "brier",
     "coverage_at_accuracy",
@@ -137,6 +138,29 @@ def aurc(y, s) -> float:
     if not len(cov):
         return float("nan")
     return _trapezoid(1 - acc, cov) + float((1 - acc[0]) * cov[0])
+
+
+def aurc_oracle(y) -> float:
+    """AURC of a perfect ranking: every correct field strictly above every wrong one.
+
+    This is the floor of :func:`aurc` for any score without ties. It is *not* ``aurc(y, y)``:
+    scoring by the labels themselves makes two big ties, and the curve is then interpolated
+    linearly between their ends, below the true (concave) risk curve; with failure rate ``f``
+    that gives ``f**2 / 2`` instead of about ``f - (1 - f) * ln(1 / (1 - f))``.
+
+    Examples
+    --------
+    >>> aurc_oracle([1, 1, 0, 0])  # = aurc([1, 1, 0, 0], [0.9, 0.8, 0.3, 0.1])
+    0.14583333333333334
+    >>> aurc([1, 1, 0, 0], [1, 1, 0, 0])  # the tied version is lower: not a floor
+    0.125
+    """
+    y, _ = _check_pair(y, np.zeros(len(np.asarray(y))))
+    n = len(y)
+    if not n:
+        return float("nan")
+    # labels first, then distinct within-class scores: the order inside a class changes nothing
+    return aurc(y, y.astype(float) + np.linspace(0.0, 0.5, n))
 
 
 def accuracy_at_coverage(y, s, coverage: float = 0.8) -> float:

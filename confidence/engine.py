@@ -108,6 +108,38 @@ class FieldScore:
         return cls(**kw)
 
 
+BALANCE_MODES = (None, "type")
+
+
+def balance_weights(y, types, mode: str | None) -> np.ndarray | None:
+    """Row weights giving correct and wrong rows equal weight within each field type.
+
+    A type keeps its share of the total weight; a type with only one class keeps weight 1.
+
+    Examples
+    --------
+    >>> balance_weights([1, 1, 1, 0, 1, 0], ["a", "a", "a", "a", "b", "b"], "type").tolist()
+    [0.6666666666666666, 0.6666666666666666, 0.6666666666666666, 2.0, 1.0, 1.0]
+    >>> balance_weights([1, 0], ["a", "a"], None) is None
+    True
+    """
+    if mode not in BALANCE_MODES:
+        raise ValueError(f"balance={mode!r}; use None or 'type'")
+    if mode is None:
+        return None
+    y = np.asarray(y)
+    types = np.asarray(types, dtype=object)
+    w = np.ones(len(y))
+    for t in np.unique(types):
+        m = types == t
+        n1 = int(y[m].sum())
+        n0 = int(m.sum()) - n1
+        if n0 and n1:
+            w[m & (y == 1)] = m.sum() / (2 * n1)
+            w[m & (y == 0)] = m.sum() / (2 * n0)
+    return w
+
+
 def _split_groups(groups: np.ndarray, split: Sequence[float], seed: int) -> list[np.ndarray]:
     uniq = np.unique(groups)
     order = np.random.default_rng(seed).permutation(len(uniq))
@@ -133,6 +165,12 @@ class ConfidenceEngine(BaseEstimator):
         Parameters of :class:`~confidence.fusion.FusionClassifier`. Its ``monotone``
         defaults to :data:`confidence.features.build.MONOTONE` (pass ``{"monotone": None}``
         for unconstrained trees).
+    balance : {None, "type"}, default None
+        ``"type"`` weights the fusion-training rows so that, within every field type, correct and
+        wrong rows carry equal weight (each type keeps its share of the total). The fused score
+        then cannot lean on how often a field type happens to be right in the training data, a
+        prior that does not carry over to other documents; the calibrator (fitted on unweighted
+        rows) restores probabilities.
     random_state : int, default 0
 
     Examples
@@ -159,6 +197,7 @@ class ConfidenceEngine(BaseEstimator):
         split: tuple[float, float, float] = (0.6, 0.2, 0.2),
         augment: float = 0.25,
         fusion_params: dict[str, Any] | None = None,
+        balance: str | None = None,
         random_state: int = 0,
     ) -> None:
         self.calibrator = calibrator
@@ -167,6 +206,7 @@ class ConfidenceEngine(BaseEstimator):
         self.split = split
         self.augment = augment
         self.fusion_params = fusion_params
+        self.balance = balance
         self.random_state = random_state
 
     # -- fitting ------------------------------------------------------------------------------
@@ -199,8 +239,9 @@ class ConfidenceEngine(BaseEstimator):
         return X, y.astype(int), groups, fields, types
 
     def _augment(self, X, y, g, rng):
+        """Rows for fusion training and, per row, the index of the original row it copies."""
         if not self.augment:
-            return X, y, g
+            return X, y, g, np.arange(len(y))
         k = round(self.augment * len(y))
         extra_X, idx_all = [X], [np.arange(len(y))]
         for cols in (document_mask(), np.isin(FEATURE_NAMES, LOGPROB_FEATURES)):
@@ -210,7 +251,7 @@ class ConfidenceEngine(BaseEstimator):
             extra_X.append(Z)
             idx_all.append(idx)
         idx = np.concatenate(idx_all)
-        return np.vstack(extra_X), y[idx], g[idx]
+        return np.vstack(extra_X), y[idx], g[idx], idx
 
     def fit(self, X, y, *, groups, fields, field_types, schema: Schema | None = None):
         """Fit fusion, calibrator and thresholds on a labelled feature table.
@@ -237,9 +278,15 @@ class ConfidenceEngine(BaseEstimator):
                     "add labelled documents (a few dozen at least)"
                 )
         rng = np.random.default_rng(self.random_state)
-        Xf, yf, gf = self._augment(X[fit_m], y[fit_m], groups[fit_m], rng)
+        Xf, yf, gf, src = self._augment(X[fit_m], y[fit_m], groups[fit_m], rng)
         self.fusion_ = FusionClassifier(**{"monotone": MONOTONE, **(self.fusion_params or {})})
-        self.fusion_.fit(Xf, yf, groups=gf, feature_names=list(FEATURE_NAMES))
+        self.fusion_.fit(
+            Xf,
+            yf,
+            groups=gf,
+            feature_names=list(FEATURE_NAMES),
+            sample_weight=balance_weights(yf, types[fit_m][src], self.balance),
+        )
         self._fit_calibrator(X[cal_m], y[cal_m], groups[cal_m], self.calibrator)
         p_thr = self.predict_confidence(X[thr_m])
         self.thresholds_ = ThresholdSelector(

@@ -182,7 +182,7 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
         cv = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=self.random_state)
         return list(cv.split(np.zeros(len(y)), y, groups))
 
-    def fit(self, X, y, *, groups=None, feature_names=None) -> FusionClassifier:
+    def fit(self, X, y, *, groups=None, feature_names=None, sample_weight=None) -> FusionClassifier:
         """Fit on feature rows ``X`` (NaN allowed) and binary labels ``y`` (1 = correct).
 
         Parameters
@@ -194,6 +194,8 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
             Document id of each row, for document-grouped cross-validation.
         feature_names : sequence of str or None
             Column names; a DataFrame's columns are used when None.
+        sample_weight : array-like of shape (n_samples,) or None
+            Non-negative row weights (early stopping's folds use them too).
         """
         X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
         check_classification_targets(y)
@@ -215,13 +217,27 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
             groups = np.asarray(groups)
             if groups.shape != (len(y),):
                 raise ValueError(f"groups must have one document id per row ({len(y)})")
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=float)
+            if sample_weight.shape != (len(y),):
+                raise ValueError(f"sample_weight must have one weight per row ({len(y)})")
+            if not np.isfinite(sample_weight).all() or (sample_weight < 0).any():
+                raise ValueError("sample_weight must be finite and non-negative")
+            if sample_weight.sum() <= 0:
+                raise ValueError("sample weights are all zero; give some rows a positive weight")
         params = {**self._lgb_params(), **self._monotone_params()}
         folds = self._folds(y_enc, groups)
         if folds is None:
             self.best_iteration_, self.cv_logloss_ = int(self.n_estimators), None
             self.oof_proba_ = np.full(len(y), np.nan)
         else:
-            data = lgb.Dataset(X, y_enc, feature_name=self.feature_names_, free_raw_data=False)
+            data = lgb.Dataset(
+                X,
+                y_enc,
+                weight=sample_weight,
+                feature_name=self.feature_names_,
+                free_raw_data=False,
+            )
             hist = lgb.cv(
                 params,
                 data,
@@ -239,7 +255,7 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
             for (_, val), booster in zip(folds, hist["cvbooster"].boosters, strict=True):
                 oof[val] = booster.predict(X[val], num_iteration=self.best_iteration_)
             self.oof_proba_ = oof
-        data = lgb.Dataset(X, y_enc, feature_name=self.feature_names_)
+        data = lgb.Dataset(X, y_enc, weight=sample_weight, feature_name=self.feature_names_)
         self.booster_ = lgb.train(params, data, num_boost_round=self.best_iteration_)
         return self
 

@@ -274,3 +274,24 @@ def test_uncertified_field_says_so(fitted):
     assert total.decision == "review" and total.threshold is None
     assert total.reasons[0] == UNCERTIFIED
     assert UNCERTIFIED not in date.reasons
+
+
+def test_balance_by_type_removes_the_type_prior_from_the_fused_score(tmp_path):
+    rng = np.random.default_rng(3)
+    X, _, g, f, t = _table(n_docs=300)
+    # amounts are right 95 % of the time, the rest 40 %; agree_equal is the evidence
+    y = (rng.uniform(size=len(t)) < np.where(t == "amount", 0.95, 0.4)).astype(int)
+    X[:, COL["agree_equal"]] = np.where(rng.uniform(size=len(y)) < 0.85, y, 1 - y)
+    gap = {}
+    for balance in (None, "type"):
+        eng = ConfidenceEngine(target_accuracy=0.9, balance=balance, random_state=1)
+        eng.fit(X, y, groups=g, fields=f, field_types=t)
+        s = eng.fusion_.predict_proba(X)[:, 1]
+        agree = X[:, COL["agree_equal"]] == 1
+        gap[balance] = s[agree & (t == "amount")].mean() - s[agree & (t == "text")].mean()
+        assert 0 <= eng.predict_confidence(X).min()
+    assert gap[None] > 0.1 and abs(gap["type"]) < gap[None] / 2
+    eng.save(tmp_path / "m")
+    assert ConfidenceEngine.load(tmp_path / "m").balance == "type"
+    with pytest.raises(ValueError, match="balance"):
+        ConfidenceEngine(balance="field").fit(X, y, groups=g, fields=f, field_types=t)

@@ -220,3 +220,20 @@ def test_engine_default_monotone_names_are_features():
 
     assert set(MONOTONE) <= set(FEATURE_NAMES)
     assert set(MONOTONE.values()) <= {-1, 1}
+
+
+def test_sample_weight_shifts_the_prior_and_is_validated():
+    X, y, docs = _data(n_docs=80)
+    base = FusionClassifier(n_estimators=40).fit(X, y, groups=docs)
+    w = np.where(y == 0, 4.0, 1.0)  # wrong rows count four times
+    heavy = FusionClassifier(n_estimators=40).fit(X, y, groups=docs, sample_weight=w)
+    assert heavy.predict_proba(X)[:, 1].mean() < base.predict_proba(X)[:, 1].mean() - 0.1
+    same = FusionClassifier(n_estimators=40).fit(X, y, groups=docs, sample_weight=np.ones(len(y)))
+    np.testing.assert_allclose(same.predict_proba(X), base.predict_proba(X))
+    for bad, match in (
+        (np.ones(3), "one weight per row"),
+        (-np.ones(len(y)), "non-negative"),
+        (np.zeros(len(y)), "all zero"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            FusionClassifier().fit(X, y, sample_weight=bad)

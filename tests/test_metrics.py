@@ -142,3 +142,28 @@ def test_vectorised_on_a_large_column_is_fast():
     # AUROC = P(s_correct > s_wrong) = 5/6 analytically; the scores are calibrated, ECE near 0
     assert m["auroc"] == pytest.approx(5 / 6, abs=0.005)
     assert m["ece"] < 0.01
+
+
+def test_aurc_oracle_hand_computed():
+    # f = 1/2 over 4 fields: risks 0, 0, 1/3, 1/2 at coverages 1/4 .. 1
+    expected = 0.25 * (1 / 3) / 2 + 0.25 * (1 / 3 + 0.5) / 2
+    assert M.aurc_oracle([1, 0, 1, 0]) == pytest.approx(expected)
+    assert M.aurc_oracle([1, 1, 1]) == 0.0
+    assert M.aurc_oracle([0, 0]) == 1.0
+    assert math.isnan(M.aurc_oracle([]))
+    # a large sample approaches the continuous formula f - (1 - f) ln(1 / (1 - f))
+    f = 0.65
+    y = (np.arange(20000) >= f * 20000).astype(int)
+    assert M.aurc_oracle(y) == pytest.approx(f - (1 - f) * math.log(1 / (1 - f)), abs=1e-3)
+    # scoring by the labels makes two ties whose interpolated area (f**2 / 2) is not a floor
+    assert M.aurc(y, y) == pytest.approx(f**2 / 2, abs=1e-3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(labels_scores, st.randoms(use_true_random=False))
+def test_aurc_oracle_is_the_floor_of_tie_free_scores(ys, rnd):
+    y = np.array(ys[0])
+    s = np.array(rnd.sample(range(len(y)), len(y))) / len(y)  # distinct scores, any ranking
+    assert M.aurc_oracle(y) <= M.aurc(y, s) + 1e-12
+    perfect = y + 0.1 * s  # correct fields first
+    assert M.aurc_oracle(y) == pytest.approx(M.aurc(y, perfect))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from confidence.calibration.metrics import aurc
+from confidence.calibration.metrics import aurc_oracle
 from confidence.cli._engine_common import (
     add_document_args,
     add_guarantee_args,
@@ -90,15 +90,15 @@ def evaluate_table(table, conf: np.ndarray, accepted: np.ndarray) -> tuple[dict,
     # The oracle's AURC (correct fields ranked first) is the floor of every method's AURC;
     # excess AURC (E-AURC, Geifman et al. 2019) removes it so domains with different failure
     # rates compare.
-    aurc_oracle = aurc(table.y, table.y.astype(float)) if len(table) else None
+    aurc_floor = aurc_oracle(table.y) if len(table) else None
     for m in methods.values():
         m["coverage_at_accuracy_0.99_of_oracle"] = (
             m["coverage_at_accuracy_0.99"] / oracle if oracle > 0 else None
         )
-        m["aurc_oracle"] = aurc_oracle
+        m["aurc_oracle"] = aurc_floor
         m["excess_aurc"] = (
-            m["aurc"] - aurc_oracle
-            if aurc_oracle is not None and m["aurc"] is not None and np.isfinite(m["aurc"])
+            m["aurc"] - aurc_floor
+            if aurc_floor is not None and m["aurc"] is not None and np.isfinite(m["aurc"])
             else None
         )
     rows = []

@@ -130,7 +130,8 @@ def risk_coverage_png(y: Sequence[int], scores: Mapping[str, Sequence[float]]) -
             label=name,
         )
     if len(y):
-        cov, acc = risk_coverage_curve(y, y.astype(float))
+        # distinct scores, correct fields first: the true curve, not two interpolated ties
+        cov, acc = risk_coverage_curve(y, y + np.linspace(0.0, 0.5, len(y)))
         ax.step(
             np.r_[0, cov],
             np.r_[1 - acc[0], 1 - acc],
