@@ -20,6 +20,7 @@ examples:
   extractconf synth data/synth --n 500 --seed 0
   extractconf synth data/synth-scans --n 200 --scan-ratio 0.5 --languages de,fr --n-jobs 2
   extractconf synth data/letters --n 50 --families letter,receipt
+  extractconf synth data/receipts --n 200 --kind receipt --scan-ratio 0.7
 """
 
 
@@ -60,6 +61,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help=f"comma-separated layout families (default all: {', '.join(FAMILIES)})",
     )
+    p.add_argument(
+        "--kind",
+        choices=("invoice", "receipt"),
+        default="invoice",
+        help="invoice (21 fields) or till receipt (merchant name/address, date, total)",
+    )
     p.add_argument("--n-jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--overwrite", action="store_true", help="replace a dataset already in OUT_DIR")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -80,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         n_jobs=args.n_jobs,
         overwrite=args.overwrite,
         progress=not args.quiet and sys.stderr.isatty(),
+        kind=args.kind,
     )
     took = time.perf_counter() - start
     print(

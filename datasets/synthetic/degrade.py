@@ -27,7 +27,7 @@ def render_pdf(pdf: bytes, dpi: float) -> list[np.ndarray]:
         doc.close()
 
 
-def plan(rng: np.random.Generator) -> dict[str, Any]:
+def plan(rng: np.random.Generator, dpi_choices: tuple[int, ...] = DPI_CHOICES) -> dict[str, Any]:
     """Draw the degradations for one document (shared by its pages, as one scanner run would).
 
     Examples
@@ -38,7 +38,7 @@ def plan(rng: np.random.Generator) -> dict[str, Any]:
     """
     binarise = rng.random() < 0.15
     return {
-        "dpi": int(rng.choice(DPI_CHOICES)),
+        "dpi": int(rng.choice(dpi_choices)),
         "colour": bool(rng.random() < 0.35),
         "lighting": round(float(rng.uniform(0.12, 0.35)), 3) if rng.random() < 0.4 else None,
         "rotation_deg": round(float(np.clip(rng.normal(0, 1.2), -3, 3)), 2)
@@ -102,12 +102,14 @@ def encode(img: np.ndarray, p: dict[str, Any]) -> tuple[bytes, str]:
     return buf.getvalue(), ".png"
 
 
-def scan(pdf: bytes, rng: np.random.Generator) -> tuple[bytes, str, dict[str, Any]]:
+def scan(
+    pdf: bytes, rng: np.random.Generator, dpi_choices: tuple[int, ...] = DPI_CHOICES
+) -> tuple[bytes, str, dict[str, Any]]:
     """Turn a digital PDF into a scan: one image for a one-page document, else an image-only PDF.
 
-    Returns ``(data, suffix, plan)``.
+    Returns ``(data, suffix, plan)``; ``dpi_choices`` are the scanner resolutions to draw from.
     """
-    p = plan(rng)
+    p = plan(rng, dpi_choices)
     pages = [degrade(img, p, rng) for img in render_pdf(pdf, p["dpi"])]
     encoded = [encode(img, p) for img in pages]
     if len(encoded) == 1:

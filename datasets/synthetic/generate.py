@@ -141,10 +141,19 @@ def synth_document(
     return SynthDocument(doc_id, data, suffix, dict(inv.gold), meta)
 
 
+KINDS = ("invoice", "receipt")
+
+
 def _job(args: tuple) -> SynthDocument | tuple[int, str]:
     index, seed, kwargs = args
     try:
-        return synth_document(index, seed, **kwargs)
+        if kwargs.get("kind") == "receipt":
+            from confidence.datasets.synthetic.receipts import receipt_document
+
+            return receipt_document(
+                index, seed, scan_ratio=kwargs["scan_ratio"], languages=kwargs["languages"]
+            )
+        return synth_document(index, seed, **{k: v for k, v in kwargs.items() if k != "kind"})
     except Exception as e:  # keep the batch going; the failure is reported per document
         return index, f"{type(e).__name__}: {e}"
 
@@ -160,9 +169,11 @@ def generate(
     n_jobs: int = 1,
     overwrite: bool = False,
     progress: bool = False,
+    kind: str = "invoice",
 ):
-    """Write ``n`` synthetic invoices as a dataset folder (``schema.json``, ``labels.jsonl``,
-    ``files/``); the same ``seed`` gives byte-identical output whatever ``n_jobs``.
+    """Write ``n`` synthetic invoices (or till receipts) as a dataset folder (``schema.json``,
+    ``labels.jsonl``, ``files/``); the same ``seed`` gives byte-identical output whatever
+    ``n_jobs``.
 
     Parameters
     ----------
@@ -181,6 +192,9 @@ def generate(
         Replace an existing dataset in ``out_dir``.
     progress : bool
         Show a progress bar.
+    kind : {"invoice", "receipt"}
+        ``"receipt"`` writes till receipts with the four-field
+        :data:`~confidence.datasets.synthetic.receipts.RECEIPT_SCHEMA` (``families`` is ignored).
 
     Returns
     -------
@@ -200,10 +214,15 @@ def generate(
         raise DatasetError(f"n must be a positive number of documents, got {n!r}")
     if n_jobs < 1:
         raise DatasetError(f"n_jobs must be >= 1, got {n_jobs}")
+    if kind not in KINDS:
+        raise DatasetError(f"kind {kind!r} is unknown; use one of: {', '.join(KINDS)}")
     langs, fams = _validate(scan_ratio, languages, families)
-    kwargs = {"scan_ratio": scan_ratio, "languages": langs, "families": fams}
+    kwargs = {"scan_ratio": scan_ratio, "languages": langs, "families": fams, "kind": kind}
     jobs = [(i, seed, kwargs) for i in range(n)]
-    with DatasetWriter(out_dir, SCHEMA, overwrite=overwrite) as writer:
+    schema = SCHEMA
+    if kind == "receipt":
+        from confidence.datasets.synthetic.receipts import RECEIPT_SCHEMA as schema
+    with DatasetWriter(out_dir, schema, overwrite=overwrite) as writer:
         if n_jobs == 1:
             results = map(_job, jobs)
             pool = None
@@ -221,7 +240,8 @@ def generate(
                         res.doc_id, res.fields, data=res.data, suffix=res.suffix, meta=res.meta
                     )
                 else:
-                    writer.skip(f"synth-{seed}-{res[0]:05d}", res[1])
+                    prefix = "receipt" if kind == "receipt" else "synth"
+                    writer.skip(f"{prefix}-{seed}-{res[0]:05d}", res[1])
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)

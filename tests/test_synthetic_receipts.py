@@ -1,0 +1,122 @@
+"""Synthetic till receipts: schema, determinism, printed gold, absence, scans, CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from decimal import Decimal
+
+import pdfplumber
+import pytest
+
+from confidence.cli import main
+from confidence.datasets.folder import Dataset
+from confidence.datasets.matching import is_correct
+from confidence.datasets.synthetic import generate
+from confidence.datasets.synthetic.receipts import (
+    RECEIPT_ABSENCE,
+    RECEIPT_SCHEMA,
+    receipt_document,
+)
+from confidence.errors import DatasetError
+
+N = 60
+
+
+@pytest.fixture(scope="module")
+def receipts():
+    return [receipt_document(i, seed=5) for i in range(N)]
+
+
+def _words(data: bytes) -> list[str]:
+    with pdfplumber.open(io.BytesIO(data)) as pdf:
+        (page,) = pdf.pages
+        return [ln for ln in (page.extract_text() or "").splitlines()]
+
+
+def _amount(printed: str) -> Decimal:
+    s = printed.replace(" ", "")
+    if re.search(r",\d{2}$", s):
+        s = s.replace(".", "").replace(",", ".")
+    return Decimal(s.replace(",", ""))
+
+
+def test_schema_is_four_typed_fields():
+    assert [(f.name, f.type) for f in RECEIPT_SCHEMA] == [
+        ("merchant_name", "text"),
+        ("merchant_address", "address"),
+        ("purchase_date", "date"),
+        ("total", "amount"),
+    ]
+    assert set(RECEIPT_ABSENCE) == set(RECEIPT_SCHEMA.names)
+
+
+def test_pure_function_of_seed_and_index():
+    a, b = receipt_document(3, seed=1), receipt_document(3, seed=1)
+    assert a.data == b.data and a.fields == b.fields
+    assert receipt_document(4, seed=1).fields != a.fields
+
+
+def test_every_present_gold_value_is_printed_as_labelled(receipts):
+    for d in receipts:
+        lines = _words(d.data)
+        text = "\n".join(lines)
+        for name, value in d.fields.items():
+            if value is None:
+                continue
+            if name == "merchant_address":  # printed one part per line, joined by ", "
+                parts = value.split(", ")
+                assert all(p in text for p in parts), (d.doc_id, value)
+            else:
+                assert value in text, (d.doc_id, name, value)
+        assert d.meta["page_size"][0] == pytest.approx(226.8)
+        # positions of drawn fields are page fractions
+        for box in d.meta["positions"].values():
+            assert box[0] == 1 and all(0 <= v <= 1 for v in box[1:])
+
+
+def test_absence_and_normalised_values(receipts):
+    absent = {name: sum(d.fields[name] is None for d in receipts) for name in RECEIPT_SCHEMA.names}
+    assert absent["total"] == 0
+    assert 0 < absent["merchant_address"] < N // 3
+    for d in receipts:
+        assert sorted(d.meta["absent"]) == sorted(k for k, v in d.fields.items() if v is None)
+        norm = d.meta["normalized"]
+        assert _amount(d.fields["total"]) == Decimal(norm["total"])
+        if d.fields["purchase_date"] is not None:
+            order = d.meta["date_order"] if d.meta["date_order"] != "ymd" else None
+            assert is_correct(
+                "date", d.fields["purchase_date"], norm["purchase_date"], date_order=order
+            )
+
+
+def test_total_is_not_the_only_amount(receipts):
+    # receipts print competing amounts (items, subtotal, tax, cash, change) around the total
+    amounts = [len(re.findall(r"\d+[.,]\d{2}\b", "\n".join(_words(d.data)))) for d in receipts]
+    assert sum(a >= 3 for a in amounts) > 0.8 * N
+
+
+def test_scans_use_receipt_resolutions():
+    d = receipt_document(0, seed=2, scan_ratio=1.0)
+    assert d.suffix in (".png", ".jpg") and d.meta["source"] == "scan"
+    assert d.meta["scan"]["dpi"] >= 150
+
+
+def test_bad_arguments():
+    with pytest.raises(DatasetError, match="scan_ratio"):
+        receipt_document(0, scan_ratio=2.0)
+    with pytest.raises(DatasetError, match="language"):
+        receipt_document(0, languages=("it",))
+    with pytest.raises(DatasetError, match="kind"):
+        generate("/nonexistent", 1, kind="letter")
+
+
+def test_cli_kind_receipt_writes_a_readable_dataset(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["synth", str(out), "--n", "5", "--kind", "receipt", "--seed", "3"]) == 0
+    ds = Dataset.open(out)
+    assert ds.schema.names == RECEIPT_SCHEMA.names and len(ds) == 5
+    first = json.loads((out / "labels.jsonl").read_text().splitlines()[0])
+    assert first["doc_id"] == "receipt-3-00000"
+    assert "wrote 5" in capsys.readouterr().out
