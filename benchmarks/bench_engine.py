@@ -8,7 +8,8 @@ Usage::
 Sections (each runs when its inputs exist, and says so when they do not):
 
 1. **held-out synthetic**: the default model (trained by ``scripts/train_default.py`` on the
-   other documents) on ``WORK/split-test`` with ``WORK/runs.jsonl.gz``; and doc-grouped 5-fold
+   other documents) on ``WORK/split-test`` with ``WORK/runs.jsonl.gz`` (invoices) and on
+   ``WORK/split-rtest`` with ``WORK/receipt-runs.jsonl.gz`` (receipts); and doc-grouped 5-fold
    cross-fitting over every synthetic document with a run. All methods side by side: AUROC,
    AURC, coverage at 99 % accuracy (and as a share of the oracle coverage 1 - failure rate),
    ECE, Brier, LLM calls per document.
@@ -76,6 +77,15 @@ def _table(ds_dirs, runs_paths, use_documents=True):
     return build_table([Dataset.open(d) for d in ds_dirs], runs, use_documents=use_documents)
 
 
+def _held_out(engine, table, key: str, title: str, results: dict) -> None:
+    conf = engine.predict_confidence(table.rows.X)
+    acc = np.array([s.decision == "accept" for s in engine.route_rows(table.rows, explain=False)])
+    m = _metrics(table, conf, acc)
+    m["n_documents"] = table.n_documents
+    results[key] = m
+    _print(f"{title}, default model ({table.n_documents} docs, {len(table)} fields)", m)
+
+
 def held_out_synthetic(work: Path, engine, results: dict) -> None:
     from confidence.training import cross_fit
 
@@ -83,14 +93,16 @@ def held_out_synthetic(work: Path, engine, results: dict) -> None:
     if not runs.exists() or not (work / "split-test").exists():
         print(f"\n(skip held-out synthetic: no {runs} / split-test; run scripts/train_default.py)")
         return
-    table = _table([work / "split-test"], [runs])
-    conf = engine.predict_confidence(table.rows.X)
-    acc = np.array([s.decision == "accept" for s in engine.route_rows(table.rows, explain=False)])
-    m = _metrics(table, conf, acc)
-    m["n_documents"] = table.n_documents
-    results["synthetic_heldout"] = m
-    _print(f"held-out synthetic, default model ({table.n_documents} docs, {len(table)} fields)", m)
-    full = _table([work / "split-train", work / "split-test"], [runs])
+    _held_out(engine, _table([work / "split-test"], [runs]), "synthetic_heldout",
+              "held-out synthetic invoices", results)  # fmt: skip
+    sets, all_runs = [work / "split-train", work / "split-test"], [runs]
+    r_runs = work / "receipt-runs.jsonl.gz"
+    if r_runs.exists() and (work / "split-rtest").exists():
+        _held_out(engine, _table([work / "split-rtest"], [r_runs]), "synthetic_receipts_heldout",
+                  "held-out synthetic receipts", results)  # fmt: skip
+        sets += [work / "split-rtrain", work / "split-rtest"]
+        all_runs.append(r_runs)
+    full = _table(sets, all_runs)
     conf, acc = cross_fit(full, n_splits=5)
     m = _metrics(full, conf, acc)
     m["n_documents"] = full.n_documents

@@ -3,17 +3,20 @@
 
 Stages (each resumable; run them in order)::
 
-    python scripts/train_default.py synth   --work /work/runs      # 600 synthetic invoices
+    python scripts/train_default.py synth   --work /work/runs      # 600 invoices + 400 receipts
     python scripts/train_default.py extract --work /work/runs --shard 0/2 &   # one per core
     python scripts/train_default.py extract --work /work/runs --shard 1/2 &
+    python scripts/train_default.py extract --work /work/runs --set receipts --shard 0/2 &
+    python scripts/train_default.py extract --work /work/runs --set receipts --shard 1/2 &
     python scripts/train_default.py train   --work /work/runs      # merge runs, train, evaluate
 
 ``extract`` reads each document (through the document cache) and records its Hunter and Mapper
 readings from the embedded SmolLM2-135M model (``--llm local``) into
-``WORK/runs-SHARD.jsonl``; re-running it skips documents already recorded. ``train`` merges the
-shards into ``WORK/runs.jsonl.gz``, holds out 200 documents (at most half), trains the engine on the
-rest, evaluates it on the held-out documents (metrics in the model card) and writes the model
-folder and a copy of the compressed runs into the package.
+``WORK/runs-SHARD.jsonl`` (receipts: ``WORK/receipt-runs-SHARD.jsonl``); re-running it skips
+documents already recorded. ``train`` merges the shards into ``WORK/runs.jsonl.gz`` and
+``WORK/receipt-runs.jsonl.gz``, holds out 200 invoices and 100 receipts, trains the engine on the
+rest of both, evaluates it on the held-out documents (metrics in the model card) and writes the
+model folder and compact copies of the runs beside this script.
 """
 
 from __future__ import annotations
@@ -41,20 +44,32 @@ TARGET_ACCURACY = 0.90
 RUNS_COPY = ROOT / "scripts" / "default_runs.jsonl.gz"
 # documents held out from training to evaluate the shipped model (the issue asks for >= 200)
 HELD_OUT = 200
+# Synthetic till receipts (a second document kind with a 4-field schema) train the model too, so
+# that it has seen short schemas, unlabelled header fields and long multi-line addresses.
+N_RECEIPTS = 800
+RECEIPT_SCAN_RATIO = 0.7
+RECEIPTS_HELD_OUT = 200
+RECEIPT_RUNS_COPY = ROOT / "scripts" / "default_receipt_runs.jsonl.gz"
+SETS = {"invoices": ("synth", "runs"), "receipts": ("receipts", "receipt-runs")}
 
 
 def synth(work: Path) -> None:
-    if (work / "synth" / "labels.jsonl").exists():
-        print("synth: already there")
-        return
-    subprocess.run(
-        [sys.executable, "-m", "confidence.cli", "synth", str(work / "synth"), "--n",
-         str(N_DOCS), "--seed", str(SEED), "--scan-ratio", str(SCAN_RATIO)],
-        check=True,
-    )  # fmt: skip
+    for folder, extra in (
+        ("synth", ["--n", str(N_DOCS), "--scan-ratio", str(SCAN_RATIO)]),
+        ("receipts", ["--n", str(N_RECEIPTS), "--scan-ratio", str(RECEIPT_SCAN_RATIO),
+                      "--kind", "receipt"]),
+    ):  # fmt: skip
+        if (work / folder / "labels.jsonl").exists():
+            print(f"synth: {folder} already there")
+            continue
+        subprocess.run(
+            [sys.executable, "-m", "confidence.cli", "synth", str(work / folder), "--seed",
+             str(SEED), *extra],
+            check=True,
+        )  # fmt: skip
 
 
-def extract(work: Path, shard: str, llm: str) -> None:
+def extract(work: Path, shard: str, llm: str, which: str = "invoices") -> None:
     from confidence.datasets.folder import Dataset
     from confidence.doccache import DocumentCache
     from confidence.errors import DocumentError
@@ -63,11 +78,12 @@ def extract(work: Path, shard: str, llm: str) -> None:
     from confidence.readings import RunRecord
 
     k, n = (int(x) for x in shard.split("/"))
-    ds = Dataset.open(work / "synth")
-    out = work / f"runs-{k}.jsonl"
+    folder, prefix = SETS[which]
+    ds = Dataset.open(work / folder)
+    out = work / f"{prefix}-{k}.jsonl"
     # every shard file counts, so the work can be re-sharded (e.g. 0/2 -> 0/4 + 2/4) mid-way
     done = set()
-    for p in work.glob("runs-[0-9]*.jsonl"):
+    for p in work.glob(f"{prefix}-[0-9]*.jsonl"):
         done |= {json.loads(x)["doc_id"] for x in p.read_text().splitlines() if x.strip()}
     todo = [r for i, r in enumerate(ds.records) if i % n == k and r.doc_id not in done]
     print(f"shard {shard}: {len(done)} done, {len(todo)} to go", flush=True)
@@ -86,10 +102,11 @@ def extract(work: Path, shard: str, llm: str) -> None:
             print(f"{rec.doc_id} {run.status} {time.time() - t:.0f}s", flush=True)
 
 
-def train(work: Path, model_out: Path = MODEL) -> None:
-    merged = work / "runs.jsonl.gz"
+def _merge(work: Path, prefix: str) -> tuple[Path, list[str]]:
+    """Merge the shard files ``WORK/PREFIX-K.jsonl`` into ``WORK/PREFIX.jsonl.gz``."""
+    merged = work / f"{prefix}.jsonl.gz"
     lines, seen = [], set()
-    for p in sorted(work.glob("runs-[0-9]*.jsonl")):  # shards only, not runs-<dataset>
+    for p in sorted(work.glob(f"{prefix}-[0-9]*.jsonl")):  # shards only, not runs-<dataset>
         for x in p.read_text().splitlines():
             if x.strip() and (doc_id := json.loads(x)["doc_id"]) not in seen:
                 seen.add(doc_id)  # a document extracted twice (re-sharding) counts once
@@ -97,41 +114,55 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     with gzip.open(merged, "wt", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
     print(f"merged {len(lines)} runs into {merged}")
+    return merged, lines
+
+
+def _split(work: Path, folder: str, lines: list[str], held_out: int, names: tuple[str, str]):
+    """Write train/test dataset folders (pointing at ``WORK/FOLDER/files``) of the extracted
+    documents, ``held_out`` of them (at most half) in the test folder."""
     from confidence.datasets.folder import Dataset
 
-    ds = Dataset.open(work / "synth")
+    ds = Dataset.open(work / folder)
     # documents whose extraction failed (e.g. a scan so degraded that OCR finds no words: a
     # clear per-document error) cannot be scored, so they are neither trained on nor held out
     have = {r["doc_id"] for r in map(json.loads, lines) if r.get("status") == "ok"}
     sub = ds.subset([r.doc_id for r in ds.records if r.doc_id in have])
-    # hold out HELD_OUT documents (at most half of what was extracted) for the model card
-    test_size = min(0.5, HELD_OUT / max(1, len(sub)))
+    test_size = min(0.5, held_out / max(1, len(sub)))
     train_ds, test_ds = sub.split(test_size=test_size, seed=SEED)
-    for name, part in (("train", train_ds), ("test", test_ds)):
-        d = work / f"split-{name}"
+    for name, part in zip(names, (train_ds, test_ds), strict=True):
+        d = work / name
         d.mkdir(exist_ok=True)
-        (d / "schema.json").write_text((work / "synth" / "schema.json").read_text())
+        (d / "schema.json").write_text((work / folder / "schema.json").read_text())
         recs = [r.to_dict() for r in part.records]
         for r in recs:  # point at the shared files folder
-            r["file"] = str((work / "synth" / r["file"]).resolve())
+            r["file"] = str((work / folder / r["file"]).resolve())
         (d / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+
+
+def train(work: Path, model_out: Path = MODEL) -> None:
+    merged, lines = _merge(work, "runs")
+    r_merged, r_lines = _merge(work, "receipt-runs")
+    _split(work, "synth", lines, HELD_OUT, ("split-train", "split-test"))
+    _split(work, "receipts", r_lines, RECEIPTS_HELD_OUT, ("split-rtrain", "split-rtest"))
     cli = [sys.executable, "-m", "confidence.cli"]
     env = dict(os.environ, OMP_THREAD_LIMIT="1")
     tmp_model = work / "model"
+    train_sets = [str(work / "split-train"), str(work / "split-rtrain")]
+    runs = [str(merged), str(r_merged)]
     subprocess.run(
-        [*cli, "train", str(work / "split-train"), "--runs", str(merged), "--out",
-         str(tmp_model), "--seed", str(SEED), "--target-accuracy", str(TARGET_ACCURACY),
+        [*cli, "train", *train_sets, "--runs", *runs, "--out", str(tmp_model), "--seed",
+         str(SEED), "--target-accuracy", str(TARGET_ACCURACY), "--quiet"],
+        check=True, env=env,
+    )  # fmt: skip
+    for test, out in (("split-test", "eval-heldout"), ("split-rtest", "eval-heldout-receipts")):
+        subprocess.run(
+            [*cli, "evaluate", str(work / test), "--runs", *runs, "--model", str(tmp_model),
+             "--out", str(work / out), "--quiet"],
+            check=True, env=env,
+        )  # fmt: skip
+    subprocess.run(
+        [*cli, "evaluate", *train_sets, "--runs", *runs, "--out", str(work / "eval-crossfit"),
          "--quiet"],
-        check=True, env=env,
-    )  # fmt: skip
-    subprocess.run(
-        [*cli, "evaluate", str(work / "split-test"), "--runs", str(merged), "--model",
-         str(tmp_model), "--out", str(work / "eval-heldout"), "--quiet"],
-        check=True, env=env,
-    )  # fmt: skip
-    subprocess.run(
-        [*cli, "evaluate", str(work / "split-train"), "--runs", str(merged), "--out",
-         str(work / "eval-crossfit"), "--quiet"],
         check=True, env=env,
     )  # fmt: skip
     model_out.mkdir(parents=True, exist_ok=True)
@@ -140,9 +171,14 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     # the runs live beside this script, not in the package: they are for rebuilding, not scoring
     RUNS_COPY.parent.mkdir(parents=True, exist_ok=True)
     _compact_runs(merged, RUNS_COPY)
+    _compact_runs(r_merged, RECEIPT_RUNS_COPY)
     shutil.copy2(work / "eval-heldout" / "metrics.json", model_out / "heldout_metrics.json")
+    shutil.copy2(
+        work / "eval-heldout-receipts" / "metrics.json",
+        model_out / "heldout_receipts_metrics.json",
+    )
     shutil.copy2(work / "eval-crossfit" / "metrics.json", model_out / "crossfit_metrics.json")
-    write_card(work, model_out, len(lines))
+    write_card(work, model_out, len(lines), len(r_lines))
     print(f"model and MODEL_CARD.md written to {model_out}")
 
 
@@ -187,10 +223,11 @@ def _row(name: str, m: dict) -> str:
     )
 
 
-def write_card(work: Path, model_out: Path, n_runs: int) -> None:
-    """MODEL_CARD.md from the engine metadata and the two evaluations."""
+def write_card(work: Path, model_out: Path, n_runs: int, n_receipt_runs: int) -> None:
+    """MODEL_CARD.md from the engine metadata and the three evaluations."""
     meta = json.loads((model_out / "engine.json").read_text())
     held = json.loads((model_out / "heldout_metrics.json").read_text())
+    held_r = json.loads((model_out / "heldout_receipts_metrics.json").read_text())
     cross = json.loads((model_out / "crossfit_metrics.json").read_text())
     head = (
         "| method | AUROC | AURC | excess AURC | cov@99% | cov@99% / oracle | ECE | Brier "
@@ -225,9 +262,13 @@ no `--model` is given. Rebuild it with `scripts/train_default.py` (synth -> extr
   whose extraction failed, e.g. scans where OCR finds no words, are left out). Extraction takes
   about 20 s per document per core on the 2-core build machine; `scripts/train_default.py
   extract` resumes and can be re-sharded.
-* {held["n_documents"]} of those documents are held out; the others train the engine (split
-  again {nd["fusion"]} fusion / {nd["calibration"]} calibration / {nd["thresholds"]} threshold
-  documents).
+* {N_RECEIPTS} synthetic till receipts from `extractconf synth --kind receipt --seed {SEED}
+  --scan-ratio {RECEIPT_SCAN_RATIO}` (merchant name, merchant address, purchase date, total),
+  read the same way ({n_receipt_runs} documents, `scripts/default_receipt_runs.jsonl.gz`; about
+  4 s per receipt per core). No real document was used for training.
+* {held["n_documents"]} invoices and {held_r["n_documents"]} receipts are held out; the others
+  train the engine (split again {nd["fusion"]} fusion / {nd["calibration"]} calibration /
+  {nd["thresholds"]} threshold documents).
 
 ## Model
 
@@ -249,7 +290,16 @@ Oracle AURC (correct fields ranked first; no method can go below it):
 
 Routing on these documents: {json.dumps(held["routing"])}
 
-## Cross-fitted over all extracted documents ({cross["n_documents"]} documents, 5 folds)
+## Held-out synthetic receipts
+
+{held_r["n_documents"]} documents, {held_r["n_fields"]} fields, failure rate
+{held_r["methods"]["extractconf"]["failure_rate"]:.1%}.
+
+{table(held_r)}
+
+Routing on these documents: {json.dumps(held_r["routing"])}
+
+## Cross-fitted over the training documents ({cross["n_documents"]} documents, 5 folds)
 
 {table(cross)}
 
@@ -258,9 +308,9 @@ value. Methods absent from a table had no data in the runs (no samples / verbali
 
 ## Limits
 
-* Trained on synthetic invoices only; expect lower discrimination on other document kinds and
-  recalibrate (`engine.recalibrate(..., calibrator="lasso")`) and re-tune thresholds
-  (`extractconf tune`) on a few dozen labelled documents of your own.
+* Trained on synthetic invoices and receipts only; expect lower discrimination on real
+  documents of other kinds, recalibrate (`engine.recalibrate(..., calibrator="lasso")`) and
+  re-tune thresholds (`extractconf tune`) on a few dozen labelled documents of your own.
 * SmolLM2-135M gets only about a third of the fields right, so the oracle AURC (the floor of
   every method) is high and coverage at 99 % accuracy is small for every method; a stronger
   extraction LLM changes both (retrain on its runs).
@@ -275,10 +325,11 @@ def main(argv=None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/work/runs"))
     ap.add_argument("--shard", default="0/1", help="K/N: this process extracts docs i % N == K")
     ap.add_argument("--llm", default="local")
+    ap.add_argument("--set", choices=tuple(SETS), default="invoices", help="what extract reads")
     ap.add_argument("--model-out", type=Path, default=MODEL, help="where train writes the model")
     a = ap.parse_args(argv)
     a.work.mkdir(parents=True, exist_ok=True)
-    {"synth": lambda: synth(a.work), "extract": lambda: extract(a.work, a.shard, a.llm),
+    {"synth": lambda: synth(a.work), "extract": lambda: extract(a.work, a.shard, a.llm, a.set),
      "train": lambda: train(a.work, a.model_out)}[a.stage]()  # fmt: skip
     return 0
 
