@@ -46,7 +46,7 @@ RUNS_COPY = ROOT / "scripts" / "default_runs.jsonl.gz"
 HELD_OUT = 200
 # Synthetic till receipts (a second document kind with a 4-field schema) train the model too, so
 # that it has seen short schemas, unlabelled header fields and long multi-line addresses.
-N_RECEIPTS = 800
+N_RECEIPTS = 1200
 RECEIPT_SCAN_RATIO = 0.7
 RECEIPTS_HELD_OUT = 200
 RECEIPT_RUNS_COPY = ROOT / "scripts" / "default_receipt_runs.jsonl.gz"
