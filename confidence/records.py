@@ -8,14 +8,15 @@
   optional ``"mapper": {name: value}`` gives a second, document-guided reading. Without it the
   Mapper is missing and the disagreement features say so (``agree_*`` as for "only one reading").
 
-:func:`read_runs` streams a ``runs.jsonl`` (optionally gzipped) file, naming the line of any
-malformed record.
+:func:`read_runs` streams a ``runs.jsonl`` file (plain, ``.gz`` or ``.xz``), naming the line of
+any malformed record.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import lzma
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -89,27 +90,37 @@ def as_run_record(record: RunRecord | Mapping[str, Any]) -> RunRecord:
         raise DatasetError(f"document {doc_id}: malformed record ({e!r})") from None
 
 
-def read_runs(path: str | Path) -> Iterator[RunRecord]:
-    """Stream the records of a ``runs.jsonl`` or ``runs.jsonl.gz`` file.
+_OPENERS = {".gz": gzip.open, ".xz": lzma.open}
 
-    Raises :class:`DatasetError` naming the file and line of a malformed record.
+
+def read_runs(path: str | Path) -> Iterator[RunRecord]:
+    """Stream the records of a ``runs.jsonl`` file, plain or compressed (``.gz``, ``.xz``).
+
+    Raises :class:`DatasetError` naming the file and line of a malformed record, or the file of
+    a truncated or corrupt compressed stream.
     """
     p = Path(path)
-    opener = gzip.open if p.suffix == ".gz" else open
+    opener = _OPENERS.get(p.suffix, open)
     try:
         fh = opener(p, "rt", encoding="utf-8")
     except OSError as e:
         raise DatasetError(f"{p}: cannot read runs file ({e})") from None
     with fh:
-        for i, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield as_run_record(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise DatasetError(f"{p}:{i}: not valid JSON ({e})") from None
-            except DatasetError as e:
-                raise DatasetError(f"{p}:{i}: {e}") from None
+        i = 0
+        try:
+            for i, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield as_run_record(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise DatasetError(f"{p}:{i}: not valid JSON ({e})") from None
+                except DatasetError as e:
+                    raise DatasetError(f"{p}:{i}: {e}") from None
+        except (OSError, EOFError, lzma.LZMAError, UnicodeDecodeError) as e:
+            raise DatasetError(
+                f"{p}: cannot read runs file after line {i} (truncated or corrupt: {e})"
+            ) from None
 
 
 def load_runs(paths) -> dict[str, RunRecord]:

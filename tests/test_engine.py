@@ -219,6 +219,23 @@ def test_records_errors_name_the_line(tmp_path):
     assert r.hunter.fields["t"].tokens[0].logprob == -1
 
 
+@pytest.mark.parametrize("suffix", ["", ".gz", ".xz"])
+def test_read_runs_plain_and_compressed(tmp_path, suffix):
+    import gzip
+    import lzma
+
+    lines = '{"doc_id": "a", "fields": {"t": "1"}}\n\n{"doc_id": "b", "fields": {"t": null}}\n'
+    p = tmp_path / f"runs.jsonl{suffix}"
+    opener = {"": open, ".gz": gzip.open, ".xz": lzma.open}[suffix]
+    with opener(p, "wt", encoding="utf-8") as fh:
+        fh.write(lines)
+    assert [r.doc_id for r in read_runs(p)] == ["a", "b"]
+    if suffix:  # a truncated compressed file is a clear error naming it, not a raw traceback
+        p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2])
+        with pytest.raises(DatasetError, match=r"runs.jsonl.*truncated or corrupt"):
+            list(read_runs(p))
+
+
 def test_document_cache(tmp_path, monkeypatch):
     from reportlab.pdfgen import canvas
 
