@@ -127,16 +127,14 @@ def balance_weights(y, types, mode: str | None) -> np.ndarray | None:
         raise ValueError(f"balance={mode!r}; use None or 'type'")
     if mode is None:
         return None
+    from sklearn.utils.class_weight import compute_sample_weight
+
     y = np.asarray(y)
     types = np.asarray(types, dtype=object)
     w = np.ones(len(y))
     for t in np.unique(types):
         m = types == t
-        n1 = int(y[m].sum())
-        n0 = int(m.sum()) - n1
-        if n0 and n1:
-            w[m & (y == 1)] = m.sum() / (2 * n1)
-            w[m & (y == 0)] = m.sum() / (2 * n0)
+        w[m] = compute_sample_weight("balanced", y[m])  # n / (2 n_class); 1 for one class
     return w
 
 
