@@ -51,6 +51,7 @@ class FakeChatServer:
         self.default = default or Act()
         self.script: list[Act] = []
         self.requests: list[tuple[float, dict]] = []
+        self.auth: list[str | None] = []  # the Authorization header of each request
         self._lock = threading.Lock()
         server = self
 
@@ -67,6 +68,7 @@ class FakeChatServer:
                 body = json.loads(self.rfile.read(n) or b"{}")
                 with server._lock:
                     server.requests.append((time.monotonic(), body))
+                    server.auth.append(self.headers.get("Authorization"))
                     act = server.script.pop(0) if server.script else server.default
                 if act.delay:
                     time.sleep(act.delay)

@@ -50,6 +50,26 @@ def test_key_never_in_repr(monkeypatch, fake_server):
         assert "sk-secret" not in repr(c) and "MY_KEY" in repr(c)
 
 
+def test_openai_key_is_never_sent_to_a_custom_endpoint(monkeypatch, fake_server):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
+    monkeypatch.delenv("EXTRACTCONF_LLM_API_KEY", raising=False)
+    with client(fake_server) as c:
+        c.chat(MSG)
+        assert "OPENAI_API_KEY" not in repr(c)
+    assert fake_server.auth and not any("sk-openai-secret" in (a or "") for a in fake_server.auth)
+
+
+def test_custom_endpoint_takes_its_own_key(monkeypatch, fake_server):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
+    monkeypatch.setenv("EXTRACTCONF_LLM_API_KEY", "custom-key")
+    with client(fake_server) as c:
+        c.chat(MSG)
+    monkeypatch.setenv("MY_KEY", "named-key")
+    with client(fake_server, api_key_env="MY_KEY") as c:
+        c.chat(MSG)
+    assert fake_server.auth == ["Bearer custom-key", "Bearer named-key"]
+
+
 def test_missing_key_for_openai_names_the_variable(monkeypatch):
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
     with pytest.raises(LLMError, match="NO_SUCH_KEY_VAR"):

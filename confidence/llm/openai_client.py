@@ -38,6 +38,28 @@ _SCHEMA_MODES = ("json_schema", "json_object")
 _FALLBACK_STATUS = frozenset({400, 422})  # "bad request" / FastAPI's validation error
 
 
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
+CUSTOM_KEY_ENV = "EXTRACTCONF_LLM_API_KEY"
+
+
+def is_openai_endpoint(base_url: str | None) -> bool:
+    """True for OpenAI's own API (no ``base_url``, or a URL on ``api.openai.com``).
+
+    Examples
+    --------
+    >>> is_openai_endpoint(None), is_openai_endpoint("https://api.openai.com/v1")
+    (True, True)
+    >>> is_openai_endpoint("http://api.openai.com.evil.example/v1")
+    False
+    """
+    if base_url is None:
+        return True
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    return parts.scheme == "https" and (parts.hostname or "").lower() == "api.openai.com"
+
+
 class OpenAIClient:
     """Chat completions over HTTP, implementing :class:`~confidence.llm.base.LLMClient`.
 
@@ -47,9 +69,12 @@ class OpenAIClient:
         Model id sent to the server.
     base_url : str, optional
         Endpoint root such as ``http://127.0.0.1:8080/v1``; default OpenAI's.
-    api_key_env : str, default "OPENAI_API_KEY"
-        Environment variable holding the key. The key is read once, never logged, never shown
-        in ``repr``. Local servers (``base_url`` given) work without it.
+    api_key_env : str, optional
+        Environment variable holding the key. Default: ``OPENAI_API_KEY`` for OpenAI's own
+        endpoint (``base_url`` None or on ``api.openai.com``) and ``EXTRACTCONF_LLM_API_KEY``
+        for any other endpoint, so an OpenAI key is never sent to a third-party server unless
+        ``api_key_env="OPENAI_API_KEY"`` is asked for explicitly. The key is read once, never
+        logged, never shown in ``repr``. Other servers work without a key.
     timeout : float, default 60
         Seconds per attempt (connect, wait and read together).
     max_retries : int, default 5
@@ -73,7 +98,7 @@ class OpenAIClient:
         self,
         model: str,
         base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str | None = None,
         timeout: float = 60,
         max_retries: int = 5,
         concurrency: int = 8,
@@ -86,9 +111,12 @@ class OpenAIClient:
             raise ValueError(f"timeout={timeout}; use a positive number of seconds")
         if concurrency < 1:
             raise ValueError(f"concurrency={concurrency}; use at least 1")
+        official = is_openai_endpoint(base_url)
+        if api_key_env is None:
+            api_key_env = OPENAI_KEY_ENV if official else CUSTOM_KEY_ENV
         key = os.environ.get(api_key_env)
         if not key:
-            if base_url is None:
+            if official:
                 raise LLMError(
                     f"no API key: set the environment variable {api_key_env} "
                     "(or pass base_url=... for a local server)"
