@@ -246,7 +246,7 @@ ZERO_PAGE_PDF = (
         ("garbage.pdf", lambda p: p.write_bytes(bytes(range(256)) * 4), "not a PDF"),
         ("huge.png", lambda p: _tiny_png_header(p, 20000, 20000), "20000x20000"),
         ("secret.pdf", _encrypted_pdf, "password"),
-        ("zero.pdf", lambda p: p.write_bytes(ZERO_PAGE_PDF), "PDF"),
+        ("zero.pdf", lambda p: p.write_bytes(ZERO_PAGE_PDF), "PDF has no pages"),
         ("report.docx", lambda p: p.write_bytes(b"PK\x03\x04"), "unsupported file type"),
         ("noext", lambda p: p.write_bytes(b"%PDF-1.4"), "unsupported file type"),
     ],
@@ -258,6 +258,19 @@ def test_bad_input_raises_document_error(tmp_path, name, make, reason):
         load(path)
     assert info.value.path == str(path)
     assert reason.lower() in info.value.reason.lower()
+
+
+def test_each_bad_pdf_gets_its_own_reason(tmp_path):
+    """PDFium's last-error code is process-wide: one file's reason must not leak into the next."""
+    zero, broken = tmp_path / "zero.pdf", tmp_path / "broken.pdf"
+    zero.write_bytes(ZERO_PAGE_PDF)
+    broken.write_bytes(b"%PDF-1.4 nothing else")
+    secret = _encrypted_pdf(tmp_path / "secret.pdf")
+    expected = {zero: "PDF has no pages", broken: "truncated or corrupt", secret: "password"}
+    for path in (zero, secret, broken, zero, broken, secret, zero):
+        with pytest.raises(DocumentError) as info:
+            load(path)
+        assert expected[path] in info.value.reason, (path.name, info.value.reason)
 
 
 def test_missing_file(tmp_path):

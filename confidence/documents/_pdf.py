@@ -26,17 +26,35 @@ def open_pdf(path: Path) -> Iterator[Any]:
 
     try:
         pdf = pdfium.PdfDocument(str(path))
-    except pdfium.PdfiumError as e:
-        msg = str(e)
-        if "password" in msg.lower():
-            raise DocumentError(path, "PDF is password-protected; decrypt it first") from None
-        raise DocumentError(path, f"not a readable PDF (truncated or corrupt): {msg}") from None
+    except pdfium.PdfiumError:
+        raise DocumentError(path, _why_unreadable(path)) from None
     try:
         if len(pdf) == 0:
             raise DocumentError(path, "PDF has no pages")
         yield pdf
     finally:
         pdf.close()
+
+
+def _why_unreadable(path: Path) -> str:
+    """Why PDFium refused a file, asked of pdfminer instead of PDFium's last-error code.
+
+    PDFium's error code is process-wide and not reset on success, so after one bad file the next
+    one can be reported with the previous file's reason; pdfminer is asked afresh per file.
+    """
+    import pdfplumber
+    from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+
+    try:
+        with pdfplumber.open(str(path)) as pdf:
+            if len(pdf.pages) == 0:
+                return "PDF has no pages"
+    except Exception as e:  # pdfminer fails in many ways on broken files; pdfplumber wraps them
+        while e is not None:
+            if isinstance(e, PDFPasswordIncorrect | PDFEncryptionError):
+                return "PDF is password-protected; decrypt it first"
+            e = e.__cause__ or e.__context__
+    return "not a readable PDF (truncated or corrupt)"
 
 
 def render(pdf: Any, index: int, dpi: float, max_pixels: int) -> tuple[np.ndarray, float, str]:
