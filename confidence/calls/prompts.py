@@ -1,4 +1,4 @@
-"""Prompt texts of the Hunter and verbalized-confidence calls (and the shared system prompt).
+"""Prompt texts of the Hunter and verbalized-confidence calls, and the system prompt of every call.
 
 Every prompt fences the document between ``<document>`` tags and tells the model that the
 document is data: a page that says "ignore previous instructions" is extracted, not obeyed.
