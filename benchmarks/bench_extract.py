@@ -43,7 +43,7 @@ def main(argv=None) -> int:
     from confidence.calls.mapper import run_mapper
     from confidence.datasets.folder import Dataset
     from confidence.datasets.matching import is_correct
-    from confidence.doccache import DocumentCache
+    from confidence.documents.cache import DocumentCache
     from confidence.readings import RunRecord
 
     ds = Dataset.open(args.dataset)

@@ -1,13 +1,14 @@
-"""Ingestion benchmark: our ``load`` vs raw ``pytesseract.image_to_data``, and load_many memory.
+"""Ingestion benchmark: ``load_document`` vs raw ``pytesseract.image_to_data``; load_many memory.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_ingest.py [--n-sroie 16] [--n-rss 8]
 
 1. Speed: on generated invoice scans (varied rotation/blur/noise) plus SROIE receipts from
-   ``../shared/data/sroie-dev/files`` when present, time ``confidence.documents.load`` (orientation
-   check, deskew, quality metrics + grid, OCR) against raw ``pytesseract.image_to_data`` on the same
-   file in the same run, alternating the two per image so machine noise hits both alike.
+   ``../shared/data/sroie-dev/files`` when present, time ``confidence.documents.load_document``
+   (orientation check, deskew, quality metrics + grid, OCR) against raw
+   ``pytesseract.image_to_data`` on the same file in the same run, alternating the two per image
+   so machine noise hits both alike.
    The raw baseline is given the file path (tesseract decodes it itself: the cheapest possible call)
    and, for reference, a PIL image (what most code does).
 2. Memory: peak RSS of a fresh process running ``load_many`` over N and 4N documents (n_jobs=2);
@@ -65,7 +66,7 @@ def bench_speed(paths: list[Path]) -> list[dict]:
     import pytesseract
     from PIL import Image
 
-    from confidence.documents import load
+    from confidence.documents import load_document
 
     rows = []
     for path in paths:
@@ -73,7 +74,7 @@ def bench_speed(paths: list[Path]) -> list[dict]:
         pytesseract.image_to_data(str(path), output_type=pytesseract.Output.DICT)
         raw_path = time.perf_counter() - t
         t = time.perf_counter()
-        doc = load(path)
+        doc = load_document(path)
         ours = time.perf_counter() - t
         t = time.perf_counter()
         with Image.open(path) as im:

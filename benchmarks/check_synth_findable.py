@@ -1,10 +1,10 @@
 """Are synthetic gold values really on the page? Fraction found verbatim in the loaded text.
 
 Generates (or reads) a synthetic dataset, loads every digital PDF with
-``confidence.documents.load`` and reports, per field, the fraction of present gold values that
-occur in the document text. Comparison collapses whitespace (pdf words are re-joined by spaces,
-and address lines by newlines, so ``", "`` joins are compared with the comma removed). Fields
-printed non-saliently (footer, sideways, tiny, grey) are counted separately.
+``confidence.documents.load_document`` and reports, per field, the fraction of present gold
+values that occur in the document text. Comparison collapses whitespace (pdf words are re-joined
+by spaces, and address lines by newlines, so ``", "`` joins are compared with the comma removed).
+Fields printed non-saliently (footer, sideways, tiny, grey) are counted separately.
 
 Usage::
 
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from confidence.datasets.synthetic import SCHEMA, generate
-    from confidence.documents import load
+    from confidence.documents import load_document
 
     tmp = None
     root = Path(args.dataset) if args.dataset else None
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         rec = json.loads(line)
         if rec["meta"]["source"] != "digital":
             continue
-        doc = load(root / rec["file"], doc_id=rec["doc_id"])
+        doc = load_document(root / rec["file"], doc_id=rec["doc_id"])
         text, geo = _norm(doc.text), _norm(_geometric_text(doc))
         for name, value in rec["fields"].items():
             if value is None:
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     n_all = max(1, sum(total.values()))
     overall = sum(found.values()) / n_all
     print(f"{'ALL (salient)':26s} {overall:6.3f} {sum(geo_found.values()) / n_all:7.3f} {n_all:5d}")
-    print("text = in load().text; either = in load().text or in the geometric word order")
+    print("text = in document.text; either = in document.text or in the geometric word order")
     for m in misses:
         print("miss:", m)
     if tmp is not None:

@@ -67,8 +67,8 @@ def make_scan(pdf: Path, out: Path, *, dpi: float = 200.0, seed: int = 0) -> Pat
 
 def inspect_tour(out: Path | None = None, *, lines: int = 6) -> int:
     """Ingestion only: a generated invoice PDF and a simulated scan, what is read from each."""
-    from confidence.cli.inspect_cmd import format_page
-    from confidence.documents import load
+    from confidence.documents import load_document
+    from confidence.documents.describe import format_page
 
     out = out or Path(tempfile.mkdtemp(prefix="extractconf-demo-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -76,7 +76,7 @@ def inspect_tour(out: Path | None = None, *, lines: int = 6) -> int:
     scan = make_scan(pdf, out / "invoice_scan.jpg")
     print(f"demo files in {out}")
     for title, path in (("digital PDF", pdf), ("simulated scan", scan)):
-        doc = load(path)
+        doc = load_document(path)
         print(f"\n== {title}: {path.name}")
         for page in doc.pages:
             print(format_page(page, max_lines=lines))
@@ -97,11 +97,11 @@ def pipeline_tour(
     out: str | None = None,
 ) -> int:
     """Synthetic invoices -> Hunter + Mapper on ``llm`` -> scored table with reasons."""
+    from confidence.calls.extract import extract_document
     from confidence.datasets import matching
     from confidence.datasets.synthetic import SCHEMA, synth_document
-    from confidence.documents import load
+    from confidence.documents import load_document
     from confidence.engine import ConfidenceEngine
-    from confidence.extraction import extract_document
     from confidence.llm import make_client
     from confidence.output import write_rows
 
@@ -116,7 +116,7 @@ def pipeline_tour(
         path = tmp / f"{sd.doc_id}{sd.suffix}"
         path.write_bytes(sd.data)
         t = time.perf_counter()
-        doc = load(path, doc_id=sd.doc_id)
+        doc = load_document(path, doc_id=sd.doc_id)
         run_rec = extract_document(doc, SCHEMA, client)
         scores = engine.score_records([run_rec], SCHEMA, {doc.doc_id: doc})
         kind = "scan" if doc.pages and doc.pages[0].source == "ocr" else "digital PDF"

@@ -38,8 +38,14 @@ from confidence.calibration import (
     make_calibrator,
 )
 from confidence.errors import DatasetError, ModelError
-from confidence.features.build import FEATURE_NAMES, MONOTONE
-from confidence.featurize import LOGPROB_FEATURES, RecordRows, document_mask, record_rows
+from confidence.features.build import (
+    FEATURE_NAMES,
+    LOGPROB_FEATURES,
+    MONOTONE,
+    RecordRows,
+    document_mask,
+    record_rows,
+)
 from confidence.fusion import FusionClassifier
 from confidence.jsonsafe import jsonable
 from confidence.readings import CallResult, FieldReading, RunRecord
@@ -377,7 +383,7 @@ class ConfidenceEngine(BaseEstimator):
         return np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
 
     def route_rows(self, rows: RecordRows, *, explain: bool = True) -> list[FieldScore]:
-        """Score, route and explain prepared :class:`~confidence.featurize.RecordRows`."""
+        """Score, route and explain prepared :class:`~confidence.features.build.RecordRows`."""
         check_is_fitted(self, "fusion_")
         n = len(rows)
         ok = np.array([s == "ok" for s in rows.status], dtype=bool)

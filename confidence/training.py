@@ -3,7 +3,7 @@
 :func:`build_table` joins dataset folders (gold labels, document files) with ``runs.jsonl``
 records (the LLM readings) into one row per judged (document, field): the feature row, the
 reported value, its correctness under :func:`confidence.datasets.matching.is_correct`, and every
-baseline score the runs allow. Documents are ingested through :class:`~confidence.doccache.
+baseline score the runs allow. Documents are ingested through :class:`~confidence.documents.cache.
 DocumentCache`, so a second training or evaluation run does not OCR again.
 
 Only labelled fields are judged (a missing key in ``labels.jsonl`` = unlabelled). Documents
@@ -26,10 +26,10 @@ from sklearn.model_selection import GroupKFold
 from confidence.baselines import BASELINES, baseline_scores, llm_calls
 from confidence.datasets import matching
 from confidence.datasets.folder import Dataset
-from confidence.doccache import DocumentCache
+from confidence.documents.cache import DocumentCache
 from confidence.engine import ConfidenceEngine
 from confidence.errors import DatasetError
-from confidence.featurize import RecordRows, record_rows
+from confidence.features.build import RecordRows, record_rows
 from confidence.readings import RunRecord
 from confidence.types import Document
 

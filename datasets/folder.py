@@ -238,11 +238,11 @@ class Dataset:
         return self.subset(train), self.subset(test)
 
     def load_document(self, record_or_id: LabelRecord | str, **kwargs: Any) -> Document:
-        """Ingest one record's file with :func:`confidence.documents.load`."""
-        from confidence.documents import load
+        """Ingest one record's file with :func:`confidence.documents.load_document`."""
+        from confidence.documents import load_document
 
         rec = self._record(record_or_id)
-        return load(self.path_of(rec), doc_id=rec.doc_id, **kwargs)
+        return load_document(self.path_of(rec), doc_id=rec.doc_id, **kwargs)
 
     def documents(
         self, n_jobs: int = 1, **kwargs: Any

@@ -77,10 +77,10 @@ def synth(work: Path) -> None:
 
 
 def extract(work: Path, shard: str, llm: str, which: str = "invoices") -> None:
+    from confidence.calls.extract import extract_document
     from confidence.datasets.folder import Dataset
-    from confidence.doccache import DocumentCache
+    from confidence.documents.cache import DocumentCache
     from confidence.errors import DocumentError
-    from confidence.extraction import extract_document
     from confidence.llm import make_client
     from confidence.readings import RunRecord
 

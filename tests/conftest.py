@@ -52,7 +52,7 @@ def scans(invoice_gray, tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="session")
 def loaded_scans(scans):
-    """Every scan loaded once with :func:`confidence.documents.load` (OCR is the slow part)."""
-    from confidence.documents import load
+    """Every scan loaded once with :func:`~confidence.documents.load_document` (OCR is slow)."""
+    from confidence.documents import load_document
 
-    return {name: load(path) for name, path in scans.items()}
+    return {name: load_document(path) for name, path in scans.items()}

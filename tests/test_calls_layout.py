@@ -82,12 +82,12 @@ def test_layout_mapper_on_hand_made_receipt():
 def generated(tmp_path_factory):
     from confidence.datasets.folder import Dataset
     from confidence.datasets.synthetic import generate
-    from confidence.documents import load
+    from confidence.documents import load_document
 
     out = tmp_path_factory.mktemp("synth")
     generate(out, 6, seed=11)
     ds = Dataset.open(out)
-    return ds, [(r, load(ds.path_of(r), doc_id=r.doc_id)) for r in ds.records]
+    return ds, [(r, load_document(ds.path_of(r), doc_id=r.doc_id)) for r in ds.records]
 
 
 def test_mapper_on_generated_invoices_is_not_degenerate(generated):
@@ -114,7 +114,7 @@ def test_mapper_finds_label_above_and_german_labels(tmp_path):
     """A reportlab invoice: header cells with values below, German labels, two date labels."""
     from reportlab.pdfgen import canvas
 
-    from confidence.documents import load
+    from confidence.documents import load_document
     from confidence.schema import Field, Schema
 
     pdf = tmp_path / "inv.pdf"
@@ -150,7 +150,7 @@ def test_mapper_finds_label_above_and_german_labels(tmp_path):
             Field("order_id", "id"),
         ),
     )
-    m = run_mapper(schema, document_lines(load(pdf)))
+    m = run_mapper(schema, document_lines(load_document(pdf)))
     got = {k: r.value for k, r in m.fields.items()}
     assert got == {
         "document_id": "RE-2024-0815",

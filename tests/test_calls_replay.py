@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from confidence.calls import RunsFile, extract_document
-from confidence.calls.baselines import self_consistency, verbalized_confidence
 from confidence.calls.hunter import run_hunter
 from confidence.calls.lines import document_lines
 from confidence.calls.mapper import degenerate_reason, run_mapper
+from confidence.calls.samples import self_consistency, verbalized_confidence
 from confidence.errors import LLMError
 from confidence.llm.base import Completion
 from confidence.readings import FieldReading, RunRecord
@@ -67,7 +67,7 @@ def clean():
 def test_grounded_hunter_values_are_copied_and_tokens_spell_them(clean):
     doc, schema, case = clean
     lines = document_lines(doc)
-    [r] = run_hunter(schema, lines, Replay(case), mode="grounded")
+    r = run_hunter(schema, lines, Replay(case), mode="grounded")
     assert r.status == "ok" and r.mode == "grounded" and set(r.fields) == set(schema.names)
     text = doc.text
     for name, fr in r.fields.items():
@@ -83,10 +83,10 @@ def test_grounded_hunter_values_are_copied_and_tokens_spell_them(clean):
 def test_free_hunter_and_missing_logprobs(clean):
     doc, schema, case = clean
     lines = document_lines(doc)
-    [r] = run_hunter(schema, lines, Replay(case), mode="free")
+    r = run_hunter(schema, lines, Replay(case), mode="free")
     assert r.mode == "free" and r.status in ("ok", "partial") and r.fields
     assert all(fr.n_candidates is None for fr in r.fields.values())
-    [r2] = run_hunter(schema, lines, Replay(case, drop_tokens=True), mode="free")
+    r2 = run_hunter(schema, lines, Replay(case, drop_tokens=True), mode="free")
     assert [f.value for f in r2.fields.values()] == [f.value for f in r.fields.values()]
     assert all(f.tokens is None for f in r2.fields.values())  # missing, not zero
 
@@ -109,7 +109,7 @@ def test_baselines_and_call_counts(clean):
     client = Replay(case)
     samples = self_consistency(schema, lines, client, 2, temperature=0.8)
     assert len(samples) == 2 and all(s.kind == "sample" for s in samples)
-    [g] = run_hunter(schema, lines, client, mode="grounded")
+    g = run_hunter(schema, lines, client, mode="grounded")
     conf, _ = verbalized_confidence(
         schema, lines, client, {k: r.value for k, r in g.fields.items()}
     )
@@ -175,7 +175,7 @@ def test_faults_become_statuses_never_exceptions(clean):
         ('{"total": "9.54", "vendor_na', "length", "partial"),
         ('{"Total": "9.54", "colour": "red"}', "stop", "partial"),
     ):
-        [r] = run_hunter(schema, document_lines(doc), Garbage(text, finish))
+        r = run_hunter(schema, document_lines(doc), Garbage(text, finish))
         assert r.status == want, (text, r.error)
     empty = Document("empty", "e.png", ())
     rec = extract_document(empty, schema, Failing())

@@ -166,8 +166,8 @@ class _FirstOption:
 
 def test_score_full_pipeline_with_replayed_llm(work, tmp_path):
     """ingest -> Hunter + Mapper through a recorded LLM -> score, with the CLI."""
+    from confidence.calls.extract import extract_document
     from confidence.datasets.folder import Dataset
-    from confidence.extraction import extract_document
     from confidence.llm.replay import CachedClient
 
     root, ds, _, common = work

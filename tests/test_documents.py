@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from confidence.documents import load, load_many
+from confidence.documents import load_document, load_many
 from confidence.errors import DocumentError
 from confidence.types import Document
 
@@ -38,7 +38,7 @@ def _match_drawn(words, drawn, tol):
 
 
 def test_digital_pdf_words_match_drawn_positions(invoice_pdf):
-    doc = load(invoice_pdf.path, digital_dpi=72)
+    doc = load_document(invoice_pdf.path, digital_dpi=72)
     page = doc.pages[0]
     assert doc.doc_id == "invoice" and page.source == "pdf"
     assert (page.width, page.height, page.dpi) == (420, 500, 72.0)
@@ -59,7 +59,7 @@ def test_digital_pdf_words_match_drawn_positions(invoice_pdf):
 
 
 def test_digital_pdf_lines_and_blocks(invoice_pdf):
-    page = load(invoice_pdf.path).pages[0]
+    page = load_document(invoice_pdf.path).pages[0]
     lines = page.text.split("\n")
     assert lines[0] == "ACME Supplies Ltd"
     assert "Invoice Number: INV-2024-0042" in lines
@@ -71,22 +71,22 @@ def test_digital_pdf_lines_and_blocks(invoice_pdf):
 
 def test_multipage_pdf_and_doc_id(tmp_path):
     spec = fx.make_invoice_pdf(tmp_path / "two.pdf", n_pages=2)
-    doc = load(spec.path, doc_id="X-1")
+    doc = load_document(spec.path, doc_id="X-1")
     assert doc.doc_id == "X-1" and [p.number for p in doc.pages] == [1, 2]
     assert doc.pages[0].text == doc.pages[1].text
     assert doc.text.count("\f") == 1
 
 
 def test_keep_images(invoice_pdf):
-    page = load(invoice_pdf.path, keep_images=True, digital_dpi=50).pages[0]
+    page = load_document(invoice_pdf.path, keep_images=True, digital_dpi=50).pages[0]
     assert page.image.shape == (page.height, page.width) and page.image.dtype == np.uint8
-    assert load(invoice_pdf.path).pages[0].image is None
+    assert load_document(invoice_pdf.path).pages[0].image is None
 
 
 def test_image_only_pdf_is_ocred(tmp_path, invoice_gray):
     pdf = tmp_path / "scan.pdf"
     Image.fromarray(invoice_gray).save(pdf, resolution=200.0)
-    page = load(pdf, dpi=200).pages[0]
+    page = load_document(pdf, dpi=200).pages[0]
     assert page.source == "ocr" and page.dpi == pytest.approx(200, rel=0.01)
     assert "INV-2024-0042" in page.text
 
@@ -149,7 +149,7 @@ def test_false_sideways_alarm_keeps_an_upright_page(monkeypatch, scans, invoice_
     from confidence.documents import _ocr
 
     monkeypatch.setattr(_ocr, "text_orientation", lambda gray: (True, 1.3))
-    page = load(scans["clean"]).pages[0]
+    page = load_document(scans["clean"]).pages[0]
     assert page.rotation == 0 and page.width > 0
     assert any("reads upright" in n for n in page.notes)
     assert _match_drawn(page.words, invoice_pdf.words, tol=0.01) >= 0.9
@@ -173,7 +173,7 @@ def test_reads_horizontally_looks_at_word_boxes():
 @pytest.mark.slow
 def test_upside_down_page_is_turned(tmp_path, invoice_pdf, invoice_gray):
     path = fx.save_image(fx.rotate(invoice_gray, 180), tmp_path / "flip.png", 200)
-    page = load(path).pages[0]
+    page = load_document(path).pages[0]
     assert page.rotation == 180
     assert _match_drawn(page.words, invoice_pdf.words, tol=0.015) >= 0.85
 
@@ -182,7 +182,7 @@ def test_multiframe_tiff(tmp_path, invoice_gray):
     small = Image.fromarray(fx.downscale(invoice_gray, 0.75))
     path = tmp_path / "two.tiff"
     small.save(path, save_all=True, append_images=[Image.new("L", small.size, 255)], dpi=(150, 150))
-    doc = load(path)
+    doc = load_document(path)
     assert len(doc.pages) == 2
     assert "ACME" in doc.pages[0].text
     assert doc.pages[1].words == () and doc.pages[1].quality is not None
@@ -193,7 +193,7 @@ def test_rgba_png_and_missing_dpi(tmp_path, invoice_gray):
     rgba = Image.fromarray(invoice_gray).convert("RGBA")
     path = tmp_path / "alpha.png"
     rgba.save(path)  # no dpi recorded
-    page = load(path).pages[0]
+    page = load_document(path).pages[0]
     assert page.dpi == 300.0 and any("assumed 300 dpi" in n for n in page.notes)
     assert "ACME" in page.text
 
@@ -255,7 +255,7 @@ def test_bad_input_raises_document_error(tmp_path, name, make, reason):
     path = tmp_path / name
     make(path)
     with pytest.raises(DocumentError) as info:
-        load(path)
+        load_document(path)
     assert info.value.path == str(path)
     assert reason.lower() in info.value.reason.lower()
 
@@ -275,7 +275,7 @@ def test_each_bad_pdf_gets_its_own_reason(tmp_path):
 
 def test_missing_file(tmp_path):
     with pytest.raises(DocumentError, match="does not exist"):
-        load(tmp_path / "nope.pdf")
+        load_document(tmp_path / "nope.pdf")
 
 
 def test_truncated_pdf_errors_or_degrades(tmp_path, invoice_pdf):
@@ -283,7 +283,7 @@ def test_truncated_pdf_errors_or_degrades(tmp_path, invoice_pdf):
     path = tmp_path / "cut.pdf"
     path.write_bytes(data[: len(data) // 2])
     try:
-        doc = load(path, dpi=100)
+        doc = load_document(path, dpi=100)
     except DocumentError as e:
         assert e.path == str(path) and e.reason
     else:  # pdfium repairs what it can: then every page still has a quality record
@@ -295,7 +295,7 @@ def test_truncated_png(tmp_path, scans):
     data = scans["clean"].read_bytes()
     path.write_bytes(data[: len(data) // 3])
     with pytest.raises(DocumentError, match="truncated or corrupt"):
-        load(path)
+        load_document(path)
 
 
 def test_blank_pdf_page_gives_empty_page(tmp_path):
@@ -304,7 +304,7 @@ def test_blank_pdf_page_gives_empty_page(tmp_path):
     c = canvas.Canvas(str(tmp_path / "blank.pdf"), pagesize=(300, 300))
     c.showPage()
     c.save()
-    page = load(tmp_path / "blank.pdf", dpi=100).pages[0]
+    page = load_document(tmp_path / "blank.pdf", dpi=100).pages[0]
     assert page.words == () and page.source == "ocr"
     assert page.quality is not None and page.quality.ink_ratio == 0.0
     assert math.isnan(page.mean_ocr_conf)
@@ -312,7 +312,7 @@ def test_blank_pdf_page_gives_empty_page(tmp_path):
 
 def test_oversized_jpeg_is_downscaled_at_decode(tmp_path, invoice_gray):
     path = fx.save_image(invoice_gray, tmp_path / "big.jpg", 200, quality=90)
-    page = load(path, max_pixels=400_000).pages[0]
+    page = load_document(path, max_pixels=400_000).pages[0]
     assert page.width * page.height <= 400_000
     assert any("downscaled from" in n for n in page.notes)
     assert page.dpi < 200
@@ -330,13 +330,13 @@ def test_non_latin_text_pdf(tmp_path):
     c.setFont("Helvetica", 12)
     c.drawString(30, 120, "Total 88.00")
     c.save()
-    doc = load(tmp_path / "cn.pdf")
+    doc = load_document(tmp_path / "cn.pdf")
     assert "Total 88.00" in doc.text and "12345" in doc.text
 
 
 def test_invalid_options_name_the_fix(invoice_pdf):
     with pytest.raises(ValueError, match="dpi must be between"):
-        load(invoice_pdf.path, dpi=5)
+        load_document(invoice_pdf.path, dpi=5)
     with pytest.raises(ValueError, match="n_jobs"):
         list(load_many([invoice_pdf.path], n_jobs=0))
 

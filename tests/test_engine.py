@@ -12,7 +12,7 @@ from engine_fixtures import SCHEMA, simulate_run
 
 from confidence.baselines import baseline_scores, fill_missing, llm_calls
 from confidence.calibration import auroc
-from confidence.doccache import DocumentCache
+from confidence.documents.cache import DocumentCache
 from confidence.engine import ConfidenceEngine, FieldScore
 from confidence.errors import DatasetError, ModelError
 from confidence.features.build import FEATURE_NAMES
@@ -260,8 +260,7 @@ def test_document_cache(tmp_path, monkeypatch):
 
 
 def test_pageless_fast_path_equals_blanked_feature_matrix():
-    from confidence.features.build import feature_matrix
-    from confidence.featurize import document_mask, pageless_matrix
+    from confidence.features.build import document_mask, feature_matrix, pageless_matrix
 
     rng = random.Random(3)
     gold = {"invoice_number": "INV-7", "invoice_date": "2024-03-02", "vendor": "Kappa Labs",

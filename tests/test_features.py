@@ -269,7 +269,7 @@ def test_end_to_end_digital_pdf(tmp_path):
     from fixtures_docs import make_invoice_pdf
 
     spec = make_invoice_pdf(tmp_path / "inv.pdf")
-    doc = documents.load(spec.path)
+    doc = documents.load_document(spec.path)
     rows = [
         (Field("total", "amount"), doc, FieldReading("779.40"), FieldReading("779.40 GBP")),
         (Field("date", "date"), doc, FieldReading("2024-03-15"), None),

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from confidence.features.image_quality import (
+from confidence.documents.quality import (
     estimate_skew,
     measure,
     measure_page,

@@ -216,7 +216,7 @@ def test_report_from_a_real_evaluate_run(tmp_path):
     from confidence.cli import main
     from confidence.datasets.folder import Dataset
     from confidence.datasets.synthetic import generate
-    from confidence.doccache import DocumentCache
+    from confidence.documents.cache import DocumentCache
     from confidence.sample.make_sample import heuristic_run
 
     generate(tmp_path / "ds", 16, seed=3, languages=("en",))

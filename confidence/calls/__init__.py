@@ -1,7 +1,9 @@
-"""The LLM calls: Hunter (field-guided), Mapper (document-guided) and baseline signals.
+"""The LLM calls: Hunter (field-guided), Mapper (document-guided) and extra baseline samples.
 
-Entry point: :func:`extract_document` (one document -> one ``runs.jsonl`` line) and
-:class:`RunsFile` (resumable writer). See ``docs/calls.md``.
+Entry point: :func:`extract_document` (one document -> one :class:`~confidence.readings.RunRecord`,
+one ``runs.jsonl`` line) and :class:`RunsFile` (resumable writer). Modules: ``hunter``, ``mapper``,
+``prompts``, ``parsing`` (a JSON completion -> field readings), ``samples`` (self-consistency and
+verbalized-confidence calls), ``extract``. See ``docs/calls.md``.
 """
 
 from confidence.calls.extract import RunsFile, extract_document, record_usage

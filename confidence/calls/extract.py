@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from confidence.calls.baselines import self_consistency, verbalized_confidence
 from confidence.calls.hunter import HUNTER_MODES, run_hunter
 from confidence.calls.lines import document_lines
 from confidence.calls.mapper import run_mapper
 from confidence.calls.prompts import looks_like_instruction
+from confidence.calls.samples import self_consistency, verbalized_confidence
 from confidence.llm.base import LLMClient
 from confidence.readings import CallResult, RunRecord
 from confidence.schema import Schema
@@ -126,8 +126,6 @@ def extract_document(
     hunter = _guard(
         "hunter", run_hunter, schema, lines, client, mode=hunter_mode, max_candidates=max_candidates
     )
-    if isinstance(hunter, list):
-        hunter = hunter[0]
     mapped = _guard("mapper", run_mapper, schema, lines, client) if mapper else None
     extra: tuple[CallResult, ...] = ()
     if samples:

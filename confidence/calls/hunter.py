@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from confidence.calls.candidates import Candidate, document_candidates
 from confidence.calls.lines import Line
+from confidence.calls.parsing import readings_from_completion
 from confidence.calls.prompts import hunter_messages, hunter_schema, safe_lines
-from confidence.calls.readings import readings_from_completion
 from confidence.errors import LLMError
 from confidence.llm.base import Completion, LLMClient
 from confidence.readings import CallKind, CallResult
@@ -36,6 +36,7 @@ class HunterRequest:
     messages: list
     schema: dict
     candidates: dict[str, list[Candidate]] | None
+    mode: str
 
 
 def build_hunter(
@@ -60,45 +61,76 @@ def build_hunter(
         raise ValueError(f"hunter mode {mode!r} is unknown; use one of: {', '.join(HUNTER_MODES)}")
     lines = safe_lines(lines)  # a page that talks to the model is not shown those lines
     if mode == "free":
-        return HunterRequest(hunter_messages(schema, lines), hunter_schema(schema), None)
+        return HunterRequest(hunter_messages(schema, lines), hunter_schema(schema), None, mode)
     cands = document_candidates(lines, schema, max_candidates=max_candidates)
     values = {k: [c.value for c in v] for k, v in cands.items()}
     msgs = hunter_messages(schema, lines, values, show_document=show_document)
-    return HunterRequest(msgs, hunter_schema(schema, values), cands)
+    return HunterRequest(msgs, hunter_schema(schema, values), cands, mode)
 
 
-def result_from_completions(
+def _result(
     kind: CallKind,
-    completions: list[Completion],
+    comp: Completion,
     schema: Schema,
     lines: list[Line],
-    mode: str,
-    candidates: dict[str, list[Candidate]] | None,
+    request: HunterRequest,
+) -> CallResult:
+    """Parse one completion; faults become ``status``/``error``, never raises."""
+    fields, notes = readings_from_completion(comp, schema, lines, candidates=request.candidates)
+    if not fields:
+        status = "error"
+    elif notes or comp.finish_reason == "length":
+        status = "partial"
+    else:
+        status = "ok"
+    if comp.finish_reason == "length" and not any("truncated" in n for n in notes):
+        notes.append("reply hit max_tokens")
+    return CallResult(
+        kind,
+        fields,
+        mode=request.mode,
+        completions=(comp,),
+        n_calls=1,
+        status=status,
+        error="; ".join(notes) or None,
+    )
+
+
+def send_hunter(
+    request: HunterRequest,
+    schema: Schema,
+    lines: list[Line],
+    client: LLMClient,
+    *,
+    n: int = 1,
+    kind: CallKind = "hunter",
+    temperature: float = 0.0,
+    seed: int | None = None,
+    max_tokens: int = 512,
+    top_logprobs: int = 5,
 ) -> list[CallResult]:
-    """One :class:`CallResult` per completion; faults become ``status``/``error``, never raises."""
-    out = []
-    for comp in completions:
-        fields, notes = readings_from_completion(comp, schema, lines, candidates=candidates)
-        if not fields:
-            status = "error"
-        elif notes or comp.finish_reason == "length":
-            status = "partial"
-        else:
-            status = "ok"
-        if comp.finish_reason == "length" and not any("truncated" in n for n in notes):
-            notes.append("reply hit max_tokens")
-        out.append(
-            CallResult(
-                kind,
-                fields,
-                mode=mode,
-                completions=(comp,),
-                n_calls=1,
-                status=status,
-                error="; ".join(notes) or None,
-            )
+    """Send a built request for ``n`` completions; one :class:`CallResult` per completion.
+
+    An :class:`~confidence.errors.LLMError` from the client (or no completion) becomes one
+    ``status="error"`` result whose ``n_calls`` still counts the ``n`` attempts, so a failed
+    call never loses the document.
+    """
+    try:
+        comps = client.chat(
+            request.messages,
+            schema=request.schema,
+            n=n,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+            top_logprobs=top_logprobs,
         )
-    return out
+        error = None if comps else "client returned no completion"
+    except LLMError as e:
+        comps, error = [], str(e)
+    if error is not None:
+        return [CallResult(kind, {}, mode=request.mode, n_calls=n, status="error", error=error)]
+    return [_result(kind, comp, schema, lines, request) for comp in comps]
 
 
 def run_hunter(
@@ -107,44 +139,31 @@ def run_hunter(
     client: LLMClient,
     *,
     mode: str = "grounded",
-    n: int = 1,
-    temperature: float = 0.0,
-    seed: int | None = None,
     max_candidates: int = 4,
     show_document: bool = True,
     max_tokens: int = 512,
     top_logprobs: int = 5,
-    kind: CallKind = "hunter",
-) -> list[CallResult]:
-    """Make one Hunter call (``n`` samples) and parse it.
+) -> CallResult:
+    """Make the Hunter call (greedy, one completion) and parse it.
 
-    An :class:`~confidence.errors.LLMError` from the client becomes one ``status="error"`` result
-    (``n_calls`` still counts the attempt), so a failed call never loses the document.
+    Never raises for a failed call or a bad reply: the fault goes to ``status``/``error``.
+    Self-consistency samples are :func:`confidence.calls.samples.self_consistency`.
+
+    Examples
+    --------
+    >>> from confidence.llm.base import Completion
+    >>> from confidence.schema import Field
+    >>> class Echo:
+    ...     def chat(self, messages, **kw):
+    ...         return [Completion('{"total": "9.00"}', None, "echo", {}, 0.0, "stop")]
+    >>> lines = [Line(0, "TOTAL 9.00", (0, .5, 1, .52), 1, ())]
+    >>> r = run_hunter(Schema("r", (Field("total", "amount"),)), lines, Echo())
+    >>> r.status, r.fields["total"].value, r.fields["total"].line
+    ('ok', '9.00', 0)
     """
     req = build_hunter(
         schema, lines, mode, max_candidates=max_candidates, show_document=show_document
     )
-    try:
-        comps = client.chat(
-            req.messages,
-            schema=req.schema,
-            n=n,
-            temperature=temperature,
-            seed=seed,
-            max_tokens=max_tokens,
-            top_logprobs=top_logprobs,
-        )
-    except LLMError as e:
-        return [CallResult(kind, {}, mode=mode, n_calls=n, status="error", error=str(e))]
-    if not comps:
-        return [
-            CallResult(
-                kind,
-                {},
-                mode=mode,
-                n_calls=n,
-                status="error",
-                error="client returned no completion",
-            )
-        ]
-    return result_from_completions(kind, list(comps), schema, lines, mode, req.candidates)
+    return send_hunter(
+        req, schema, lines, client, max_tokens=max_tokens, top_logprobs=top_logprobs
+    )[0]

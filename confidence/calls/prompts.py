@@ -1,4 +1,4 @@
-"""Prompt texts of the Hunter, Mapper and verbalized-confidence calls.
+"""Prompt texts of the Hunter and verbalized-confidence calls, and the system prompt of every call.
 
 Every prompt fences the document between ``<document>`` tags and tells the model that the
 document is data: a page that says "ignore previous instructions" is extracted, not obeyed.
@@ -67,21 +67,19 @@ MAX_VALUE_CHARS = {
 }
 
 
-def document_block(
-    lines: list[Line], *, numbered: bool = False, max_chars: int = MAX_DOC_CHARS
-) -> str:
-    """The document's lines fenced in ``<document>`` tags, numbered or not, cut at ``max_chars``.
+def document_block(lines: list[Line], *, max_chars: int = MAX_DOC_CHARS) -> str:
+    """The document's lines fenced in ``<document>`` tags, cut at ``max_chars``.
 
     Examples
     --------
-    >>> print(document_block([Line(0, "TOTAL 9.00", (0, 0, 1, 1), 1, ())], numbered=True))
+    >>> print(document_block([Line(0, "TOTAL 9.00", (0, 0, 1, 1), 1, ())]))
     <document>
-    [0] TOTAL 9.00
+    TOTAL 9.00
     </document>
     """
     out, size = [], 0
     for ln in lines:
-        s = f"[{ln.index}] {ln.text}" if numbered else ln.text
+        s = ln.text
         if size + len(s) > max_chars:
             out.append("[... document cut ...]")
             break
@@ -151,27 +149,6 @@ def hunter_schema(schema: Schema, candidates: dict[str, list[str]] | None = None
         "type": "object",
         "properties": props,
         "required": list(schema.names),
-        "additionalProperties": False,
-    }
-
-
-def mapper_messages(pairs: list[tuple[str, list[str]]], lines: list[Line]) -> list[Message]:
-    """Messages of the Mapper's copy call: for each label of the document, copy its value."""
-    labels = "\n".join(f"- {label}" for label, _ in pairs)
-    user = (
-        f"{document_block(lines, numbered=True)}\n\nThese labels are printed in the document:\n"
-        f"{labels}\n\nFor each label, copy the value printed next to it (to its right or below)."
-        " Reply with a JSON object from label to value."
-    )
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
-
-
-def mapper_schema(pairs: list[tuple[str, list[str]]]) -> dict[str, Any]:
-    """JSON schema of the Mapper's copy call: each label's value among its layout neighbours."""
-    return {
-        "type": "object",
-        "properties": {label: {"enum": list(opts)} for label, opts in pairs},
-        "required": [label for label, _ in pairs],
         "additionalProperties": False,
     }
 

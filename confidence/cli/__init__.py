@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 
 from confidence.errors import ExtractConfError
@@ -31,10 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"extractconf {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMANDS:
-        modname = f"confidence.cli.{name}_cmd"
-        if importlib.util.find_spec(modname) is None:
-            continue
-        importlib.import_module(modname).register(sub)
+        importlib.import_module(f"confidence.cli.{name}_cmd").register(sub)
     return parser
 
 

@@ -71,7 +71,7 @@ def open_datasets(paths):
 
 
 def make_cache(args):
-    from confidence.doccache import DocumentCache
+    from confidence.documents.cache import DocumentCache
 
     return DocumentCache(args.cache_dir, enabled=not args.no_cache)
 

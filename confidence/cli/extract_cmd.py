@@ -62,7 +62,7 @@ _STATE: dict = {}
 
 
 def _init_worker(llm: str, model: str | None, opts: dict, schema_dict: dict, cache_dir) -> None:
-    from confidence.doccache import DocumentCache
+    from confidence.documents.cache import DocumentCache
     from confidence.llm import make_client
     from confidence.schema import Schema
 
@@ -79,13 +79,17 @@ def _init_worker(llm: str, model: str | None, opts: dict, schema_dict: dict, cac
 def _one(doc_id: str, path: str) -> dict:
     """Ingest and extract one document; any fault becomes an error record (never raises)."""
     from confidence.calls.extract import extract_document
-    from confidence.documents import load
+    from confidence.documents import load_document
     from confidence.readings import RunRecord
 
     t0 = time.perf_counter()
     try:
         cache = _STATE["cache"]
-        doc = cache.load(path, doc_id=doc_id) if cache is not None else load(path, doc_id=doc_id)
+        doc = (
+            cache.load(path, doc_id=doc_id)
+            if cache is not None
+            else load_document(path, doc_id=doc_id)
+        )
         rec = extract_document(doc, _STATE["schema"], _STATE["client"], **_STATE["opts"])
     except (KeyboardInterrupt, SystemExit):
         raise
@@ -183,7 +187,7 @@ def _redo_mapper(args, ds) -> int:
 
     from confidence.calls.lines import document_lines
     from confidence.calls.mapper import run_mapper
-    from confidence.doccache import DocumentCache
+    from confidence.documents.cache import DocumentCache
     from confidence.errors import DatasetError
     from confidence.llm import make_client
     from confidence.readings import CallResult, RunRecord

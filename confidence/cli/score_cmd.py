@@ -81,7 +81,7 @@ def _inputs(args):
 
 
 def _extract(document, schema, client):
-    from confidence.extraction import extract_document
+    from confidence.calls.extract import extract_document
 
     return extract_document(document, schema, client)
 
@@ -120,7 +120,7 @@ def run(args) -> int:
     docs: dict = {}
     records: list[RunRecord] = []
     failed = 0
-    from confidence.doccache import DocumentCache
+    from confidence.documents.cache import DocumentCache
 
     cache = DocumentCache(args.cache_dir, enabled=not args.no_cache)
     need_docs = not args.no_documents or client is not None

@@ -25,11 +25,11 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from confidence.documents.quality import measure_page
 from confidence.errors import DocumentError
-from confidence.features.image_quality import measure_page
 from confidence.types import Document, Page
 
-__all__ = ["SUPPORTED_SUFFIXES", "load", "load_many"]
+__all__ = ["SUPPORTED_SUFFIXES", "load_document", "load_many"]
 
 SUPPORTED_SUFFIXES = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
 _DEFAULT_MAX_PIXELS = 60_000_000  # ~A4 at 650 dpi; a grey raster this size is 60 MB
@@ -56,7 +56,7 @@ def _validate(path: str | os.PathLike[str], dpi: float, digital_dpi: float) -> P
     return path
 
 
-def load(
+def load_document(
     path: str | os.PathLike[str],
     *,
     doc_id: str | None = None,
@@ -110,7 +110,7 @@ def load(
     >>> from reportlab.pdfgen import canvas
     >>> pdf = pathlib.Path(tempfile.mkdtemp()) / "hello.pdf"
     >>> c = canvas.Canvas(str(pdf)); c.drawString(72, 720, "Total 12.50"); c.save()
-    >>> doc = load(pdf)
+    >>> doc = load_document(pdf)
     >>> doc.doc_id, doc.pages[0].source, doc.text
     ('hello', 'pdf', 'Total 12.50')
     """
@@ -244,7 +244,7 @@ def _load_or_error(
     path: str, doc_id: str | None, kwargs: dict[str, Any]
 ) -> Document | DocumentError:
     try:
-        return load(path, doc_id=doc_id, **kwargs)
+        return load_document(path, doc_id=doc_id, **kwargs)
     except DocumentError as e:
         return e
 
@@ -274,7 +274,7 @@ def load_many(
     max_in_flight : int, optional
         Bound of the submission queue.
     **kwargs
-        Passed to :func:`load` (``dpi``, ``lang``, ...).
+        Passed to :func:`load_document` (``dpi``, ``lang``, ...).
 
     Examples
     --------

@@ -20,8 +20,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from confidence.documents.quality import measure_page, text_orientation
 from confidence.errors import DocumentError
-from confidence.features.image_quality import measure_page, text_orientation
 from confidence.types import ImageQuality, QualityGrid, Word
 
 _DESKEW_MIN_DEG = 0.3  # below this tesseract copes and resampling would only blur

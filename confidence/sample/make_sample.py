@@ -60,7 +60,7 @@ def build_tuning(n: int, seed: int, work: Path) -> None:
     import numpy as np
 
     from confidence.datasets.folder import Dataset
-    from confidence.doccache import DocumentCache
+    from confidence.documents.cache import DocumentCache
     from confidence.training import build_table, cross_fit, fit_engine
 
     ds_dir = work / "tuning"
@@ -100,7 +100,7 @@ def build_quickstart(seed: int, work: Path, llm: str) -> None:
     from confidence.calls.lines import document_lines
     from confidence.calls.mapper import run_mapper
     from confidence.datasets.folder import Dataset
-    from confidence.documents import load
+    from confidence.documents import load_document
     from confidence.llm import make_client
     from confidence.readings import RunRecord
 
@@ -114,8 +114,8 @@ def build_quickstart(seed: int, work: Path, llm: str) -> None:
     with gzip.open(HERE / "runs.jsonl.gz", "wt", encoding="utf-8") as fh:
         for rec in ds.records:
             t = time.perf_counter()
-            lines = document_lines(load(ds.path_of(rec), doc_id=rec.doc_id))
-            hunter = run_hunter(ds.schema, lines, client)[0]
+            lines = document_lines(load_document(ds.path_of(rec), doc_id=rec.doc_id))
+            hunter = run_hunter(ds.schema, lines, client)
             mapper = run_mapper(ds.schema, lines, client)
             run = RunRecord(
                 rec.doc_id, hunter, mapper, model=llm, seconds=round(time.perf_counter() - t, 2)

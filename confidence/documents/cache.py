@@ -61,7 +61,8 @@ class DocumentCache:
     enabled : bool, default True
         False loads every file afresh (and writes nothing).
     **load_options
-        Passed to :func:`confidence.documents.load` (``dpi``, ``lang``, ...); part of the key.
+        Passed to :func:`confidence.documents.load_document` (``dpi``, ``lang``, ...); part of
+        the key.
 
     Examples
     --------
@@ -125,7 +126,7 @@ class DocumentCache:
 
     def load(self, path: str | Path, doc_id: str | None = None) -> Document:
         """Load one file, from the cache when possible; raises :class:`DocumentError`."""
-        from confidence.documents import load
+        from confidence.documents import load_document
 
         if self.enabled:
             doc = self.get(path, doc_id)
@@ -133,7 +134,7 @@ class DocumentCache:
                 self.hits += 1
                 return doc
         self.misses += 1
-        doc = load(path, doc_id=doc_id, **self.load_options)
+        doc = load_document(path, doc_id=doc_id, **self.load_options)
         if self.enabled:
             try:
                 self.put(path, doc)

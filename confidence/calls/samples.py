@@ -1,4 +1,4 @@
-"""Baseline confidence signals the fused model is compared against (made only when asked).
+"""Extra LLM calls for the baselines the fused model is compared against (made only when asked).
 
 * **Self-consistency**: ``k`` extra Hunter samples at ``temperature > 0``; a field's agreement rate
   with the Hunter's greedy value is the baseline's confidence (``RunRecord.samples``).
@@ -8,10 +8,10 @@
 
 from __future__ import annotations
 
-from confidence.calls.hunter import run_hunter
+from confidence.calls.hunter import build_hunter, send_hunter
 from confidence.calls.lines import Line
+from confidence.calls.parsing import readings_from_completion
 from confidence.calls.prompts import verbalized_messages, verbalized_schema
-from confidence.calls.readings import readings_from_completion
 from confidence.errors import LLMError
 from confidence.llm.base import LLMClient
 from confidence.readings import CallResult
@@ -27,24 +27,21 @@ def self_consistency(
     temperature: float = 0.7,
     mode: str = "grounded",
     seed: int = 1,
-    **hunter_kwargs,
+    max_candidates: int = 4,
 ) -> tuple[CallResult, ...]:
-    """``k`` Hunter samples at ``temperature`` (``kind="sample"``, one call counted per sample)."""
+    """``k`` Hunter samples at ``temperature`` in one request (``kind="sample"``).
+
+    One call is counted per sample; a failed request is one ``status="error"`` result counting
+    ``k`` calls.
+    """
     if k < 1:
         raise ValueError(f"k={k}; self-consistency needs at least one sample")
     if temperature <= 0:
         raise ValueError(f"temperature={temperature}; samples need temperature > 0 to differ")
+    req = build_hunter(schema, lines, mode, max_candidates=max_candidates)
     return tuple(
-        run_hunter(
-            schema,
-            lines,
-            client,
-            mode=mode,
-            n=k,
-            temperature=temperature,
-            seed=seed,
-            kind="sample",
-            **hunter_kwargs,
+        send_hunter(
+            req, schema, lines, client, n=k, kind="sample", temperature=temperature, seed=seed
         )
     )
 
