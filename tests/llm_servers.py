@@ -52,6 +52,8 @@ class FakeChatServer:
         self.script: list[Act] = []
         self.requests: list[tuple[float, dict]] = []
         self.auth: list[str | None] = []  # the Authorization header of each request
+        self.in_flight = 0
+        self.max_in_flight = 0  # most requests the server held at once
         self._lock = threading.Lock()
         server = self
 
@@ -71,7 +73,12 @@ class FakeChatServer:
                     server.auth.append(self.headers.get("Authorization"))
                     act = server.script.pop(0) if server.script else server.default
                 if act.delay:
+                    with server._lock:
+                        server.in_flight += 1
+                        server.max_in_flight = max(server.max_in_flight, server.in_flight)
                     time.sleep(act.delay)
+                    with server._lock:
+                        server.in_flight -= 1
                 if (
                     act.reject_json_schema
                     and (body.get("response_format") or {}).get("type") == "json_schema"

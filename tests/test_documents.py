@@ -269,7 +269,7 @@ def test_each_bad_pdf_gets_its_own_reason(tmp_path):
     expected = {zero: "PDF has no pages", broken: "truncated or corrupt", secret: "password"}
     for path in (zero, secret, broken, zero, broken, secret, zero):
         with pytest.raises(DocumentError) as info:
-            load(path)
+            load_document(path)
         assert expected[path] in info.value.reason, (path.name, info.value.reason)
 
 

@@ -155,25 +155,24 @@ def test_achat_from_a_foreign_loop_and_n_samples(fake_server):
 
 
 def test_rpm_spaces_request_starts(fake_server):
-    with client(fake_server, rpm=600) as c:  # one start per 0.1 s
-        c.chat_many([{"messages": MSG}] * 4)
+    with client(fake_server, rpm=600) as c:  # one start per 0.1 s: 6 starts span >= 0.5 s
+        c.chat_many([{"messages": MSG}] * 6)
     starts = [t for t, _ in fake_server.requests]
-    assert starts[-1] - starts[0] >= 0.28
+    # arrival times, not start times: a slow first connection can eat up to one interval
+    assert starts[-1] - starts[0] >= 0.39
 
 
-def test_async_throughput_sanity():
-    """40 requests of 0.2 s at concurrency 8: ideal 1.0 s; demand >= 50% of ideal."""
+def test_concurrency_is_used_and_bounded():
+    """40 requests of 0.2 s at concurrency 8: 8 in flight at once, never more (throughput itself
+    is measured in benchmarks/bench_llm_async.py, not timed here)."""
     server = FakeChatServer(Act(delay=0.2))
     try:
         with client(server, concurrency=8) as c:
-            c.chat(MSG)  # warm the connection pool
-            t0 = time.perf_counter()
             out = c.chat_many([{"messages": MSG}] * 40)
-            elapsed = time.perf_counter() - t0
     finally:
         server.close()
     assert len(out) == 40
-    assert (40 / 8 * 0.2) / elapsed >= 0.5, elapsed
+    assert server.max_in_flight == 8
 
 
 def test_make_client_url_needs_model(fake_server):

