@@ -31,8 +31,8 @@ def extract_document(document: Document, schema: Schema, client) -> RunRecord:
     if calls_extract is not None:
         return calls_extract(document, schema, client)
     from confidence.calls.hunter import run_hunter
-    from confidence.calls.lines import document_lines
     from confidence.calls.mapper import run_mapper
+    from confidence.documents.lines import document_lines
 
     t0 = time.perf_counter()
     lines = document_lines(document)

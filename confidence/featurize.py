@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from confidence.documents.text import fold
 from confidence.features import disagreement, logprobs
 from confidence.features.build import FEATURE_NAMES, feature_matrix, reported_value
-from confidence.features.layout import fold
 from confidence.readings import RunRecord
 from confidence.schema import Schema
 from confidence.types import Document

@@ -16,9 +16,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from confidence.documents.search import document_index
 from confidence.errors import DatasetError
-from confidence.features import disagreement, logprobs, ocr, quality_features, spatial
-from confidence.features.layout import document_index
+from confidence.features import disagreement, layout, logprobs, ocr, quality_features
 from confidence.readings import FieldReading
 from confidence.schema import FIELD_TYPES, Field
 from confidence.types import Document
@@ -31,7 +31,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *logprobs.NAMES,
     *ocr.NAMES,
     *quality_features.NAMES,
-    *spatial.NAMES,
+    *layout.NAMES,
     *_TYPE_NAMES,
 )
 """Every feature, in column order of :func:`feature_matrix`."""
@@ -96,7 +96,7 @@ def _row(
         *disagreement.values(ftype, hv, mv, hm, mm, mapper.label if mapper is not None else None),
         *ocr.values(index, hv, mv, hm, mm, rv, rm, label),
         *quality_features.values(document, rm),
-        *spatial.values(index, rm, label),
+        *layout.values(index, rm, label),
         *_ONE_HOT[ftype],
     ]
 
