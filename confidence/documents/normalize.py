@@ -6,8 +6,9 @@ alphanumeric casefolded string for ``id`` / ``iban``, a casefolded address for `
 text (NFKC, casefold, accents and punctuation removed, whitespace collapsed) for ``text`` and
 ``address``. ``None`` means the value is empty or cannot be read as that type.
 
-The string parsers are cached: an evaluation compares the same few thousand printed values many
-times, and a cache hit costs well under a microsecond.
+The regular expressions they read with are :mod:`confidence.documents.patterns` and the folds
+:mod:`confidence.documents.text`. The string parsers are cached: an evaluation compares the same
+few thousand printed values many times, and a cache hit costs well under a microsecond.
 """
 
 from __future__ import annotations
