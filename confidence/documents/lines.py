@@ -5,12 +5,15 @@ both calls see the document as numbered lines (:func:`document_lines`). Layout r
 value to the right of a label") needs *rows*: lines whose vertical bands line up, whatever OCR
 block they were put in, because receipts and invoices often print a label and its value in two
 blocks. :func:`rows` groups :class:`Line` objects and :func:`group_lines` a page's word indices,
-with the same rule (:func:`_visual_rows`).
+with the same rule: a band (median top and bottom edges of its words) joins the row being built
+when its centre lies inside the band of the row's first member. The calls once used a second rule
+(half the smaller height overlapping, any of the last three rows); on the recorded synthetic and
+SROIE documents the two read the same values, and the half-overlap rule sometimes merged a label
+into a table row below it.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -100,49 +103,32 @@ def _band(boxes: Sequence[BBox]) -> tuple[float, float]:
     return sorted(b[1] for b in boxes)[k], sorted(b[3] for b in boxes)[k]
 
 
-_RULE = os.environ.get("EXTRACTCONF_ROW_RULE", "centre")
-_BAND = os.environ.get("EXTRACTCONF_ROW_BAND", "median")
-
-
 def _visual_rows(items: Sequence[tuple[int, float, float, float]]) -> list[list[int]]:
     """Indices of ``(page, top, bottom, left)`` bands grouped into visual rows (in join order).
 
-    Bands are taken top to bottom (by centre); a band joins the row being built when its centre
-    lies within the vertical extent of the row's first band, else it starts a new row.
+    Bands are taken top to bottom by centre (left to right on ties); a band joins the row being
+    built when it is on the same page and its centre lies within the vertical extent of the
+    row's first band, else it starts a new row. Only the row being built is joined, so a label
+    far above a table row never joins it.
     """
     order = sorted(
         range(len(items)),
         key=lambda i: (items[i][0], 0.5 * (items[i][1] + items[i][2]), items[i][3]),
     )
     out: list[list[int]] = []
-    if _RULE == "centre":
-        page = top = bot = None
-        for i in order:
-            p, y0, y1, _ = items[i]
-            mid = 0.5 * (y0 + y1)
-            if out and p == page and top <= mid <= bot:
-                out[-1].append(i)
-            else:
-                out.append([i])
-                page, top, bot = p, y0, y1
-    else:
-        for i in order:
-            p, y0, y1, _ = items[i]
-            for row in out[-3:]:
-                rp, ry0, ry1, _ = items[row[0]]
-                if rp != p:
-                    continue
-                h = min(ry1 - ry0, y1 - y0)
-                if h > 0 and min(ry1, y1) - max(ry0, y0) >= 0.5 * h:
-                    row.append(i)
-                    break
-            else:
-                out.append([i])
+    page, top, bot = -1, 0.0, 0.0
+    for i in order:
+        p, y0, y1, _ = items[i]
+        if out and p == page and top <= 0.5 * (y0 + y1) <= bot:
+            out[-1].append(i)
+        else:
+            out.append([i])
+            page, top, bot = p, y0, y1
     return out
 
 
 def _line_band(ln: Line) -> tuple[float, float]:
-    if _BAND == "median" and len(ln.words) > 1:
+    if len(ln.words) > 1:
         return _band([w.bbox for w in ln.words])
     return ln.bbox[1], ln.bbox[3]
 
@@ -186,8 +172,7 @@ def group_lines(words: tuple[Word, ...]) -> list[list[int]]:
     items = []
     for g in groups:
         boxes = [words[i].bbox for i in g]
-        y0, y1 = _band(boxes) if _BAND == "median" else (_union(boxes)[1], _union(boxes)[3])
-        items.append((0, y0, y1, boxes[0][0]))
+        items.append((0, *_band(boxes), boxes[0][0]))
     out = []
     for row in _visual_rows(items):
         line = [i for r in row for i in groups[r]]
