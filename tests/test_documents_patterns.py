@@ -17,10 +17,12 @@ from confidence.documents.patterns import (
     CURRENCY_RE,
     DATE_RE,
     EMAIL_RE,
+    GROUPED_ID_RE,
     IBAN_RE,
     ID_RE,
     NUMBER_WORD,
     PERCENT_RE,
+    SPACED_ID_RE,
 )
 
 
@@ -63,6 +65,9 @@ def test_other_finders():
     assert _all(CURRENCY_RE, "RM 9.00 / EUR / €5 / EURO") == ["RM", "EUR", "€"]
     assert _all(ID_RE, "Invoice INV-2018/001") == ["Invoice", "INV-2018/001"]
     assert NUMBER_WORD.match("1,234.50") and not NUMBER_WORD.match("INV-001")
+    assert SPACED_ID_RE.match("FR 65 501744252 (TVA)").group(0) == "FR 65 501744252"
+    assert GROUPED_ID_RE.match("123 456 789 B01").group(0) == "123 456 789 B01"
+    assert GROUPED_ID_RE.match("INV") is None
 
 
 @pytest.mark.parametrize("good", ["1,234.50", "1.234,50", "-12", "100", "1 234 567.5"])

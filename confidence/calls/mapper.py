@@ -32,9 +32,11 @@ from confidence.documents.patterns import (
     CURRENCY_RE,
     DATE_RE,
     EMAIL_RE,
+    GROUPED_ID_RE,
     IBAN_RE,
     ID_RE,
     PERCENT_RE,
+    SPACED_ID_RE,
 )
 from confidence.documents.text import fold_text
 from confidence.documents.vocab import (
@@ -64,7 +66,6 @@ MIN_LABEL_SCORE = 0.8
 _NOT_ID = re.compile(rf"{AMOUNT_RE.pattern}|{DATE_RE.pattern}|\d{{1,2}}(?:[.,]\d+)?%?", re.I)
 # A label of one concept may stand for a schema that only has its neighbour (SROIE's "total").
 _FALLBACK = {"amount_due": "amount_gross", "amount_gross": "amount_due"}
-_SPACED_ID = re.compile(r"[A-Z]{2}(?: ?[A-Z0-9]{2,}){1,6}")
 
 
 def label_field_score(field: Field, label: str, schema: Schema | None = None) -> float:
@@ -172,7 +173,7 @@ def _hit_values(field: Field, concept: str, h: LabelHit) -> list[tuple[str, int]
         vals = typed_values(field, text)
         if field.type == "id" and concept in ("tax_id", "payment_reference"):
             # Tax ids and references are often printed in groups: "FR 65 501744252".
-            m = _SPACED_ID.match(text.strip()) or re.match(r"[\dA-Z][\d /A-Z-]{4,}\d", text)
+            m = SPACED_ID_RE.match(text.strip()) or GROUPED_ID_RE.match(text)
             if m and any(c.isdigit() for c in m.group(0)):
                 vals = [m.group(0).strip(), *vals]
         out.extend((v, li) for v in vals if '"' not in v and "\\" not in v)

@@ -4,9 +4,9 @@ currency look like when printed. The one place these regular expressions are def
 Two kinds live here:
 
 * *finders*, searched in page text to propose values (:data:`DATE_RE`, :data:`AMOUNT_RE`,
-  :data:`ID_RE`, :data:`EMAIL_RE`, :data:`IBAN_RE`, :data:`PERCENT_RE`, :data:`CURRENCY_RE`,
-  :data:`NUMBER_WORD`), and :data:`AMOUNT_PATTERN`, the same idea as a bounded JSON-schema
-  ``pattern`` for grammar-constrained decoding;
+  :data:`ID_RE`, :data:`SPACED_ID_RE`, :data:`GROUPED_ID_RE`, :data:`EMAIL_RE`, :data:`IBAN_RE`,
+  :data:`PERCENT_RE`, :data:`CURRENCY_RE`, :data:`NUMBER_WORD`), and :data:`AMOUNT_PATTERN`, the
+  same idea as a bounded JSON-schema ``pattern`` for grammar-constrained decoding;
 * *readers*, whose groups :mod:`confidence.documents.normalize` turns into canonical values
   (:data:`ISO_DATE`, :data:`NUMERIC_DATE`, :data:`COMPACT_DATE`, :data:`NAMED_DATES`,
   :data:`CJK_DATE_MARKS`, :data:`MONTH_NAMES`, :data:`NUMBER_RUN`, :data:`SPACED_NUMBER` and the
@@ -32,6 +32,7 @@ __all__ = [
     "CURRENCY_RE",
     "DATE_RE",
     "EMAIL_RE",
+    "GROUPED_ID_RE",
     "IBAN_RE",
     "ID_RE",
     "ISO_DATE",
@@ -44,6 +45,7 @@ __all__ = [
     "PERCENT_RE",
     "SIGN_AFTER",
     "SIGN_BEFORE",
+    "SPACED_ID_RE",
     "SPACED_NUMBER",
 ]
 
@@ -70,6 +72,12 @@ AMOUNT_PATTERN = r"^-?[0-9]{1,3}([ ,.']?[0-9]{3}){0,4}([.,][0-9]{1,2})?$"
 
 ID_RE = re.compile(r"(?<![\w])[A-Za-z0-9#][A-Za-z0-9/\-_.#:]{2,}(?![\w])")
 """An identifier-like token of three or more characters (``INV-2018/001``)."""
+
+SPACED_ID_RE = re.compile(r"[A-Z]{2}(?: ?[A-Z0-9]{2,}){1,6}")
+"""A tax id or reference printed in groups after a country code (``FR 65 501744252``)."""
+
+GROUPED_ID_RE = re.compile(r"[\dA-Z][\d /A-Z-]{4,}\d")
+"""Upper-case letters and digits in groups, ending in a digit (``DE 123 456 789``)."""
 
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
