@@ -36,6 +36,7 @@ from confidence.documents.patterns import (
     IBAN_RE,
     ID_RE,
     PERCENT_RE,
+    RATE_RE,
     SPACED_ID_RE,
 )
 from confidence.documents.text import fold_text
@@ -63,7 +64,7 @@ _TYPE_RE = {
     "currency": CURRENCY_RE,
 }
 MIN_LABEL_SCORE = 0.8
-_NOT_ID = re.compile(rf"{AMOUNT_RE.pattern}|{DATE_RE.pattern}|\d{{1,2}}(?:[.,]\d+)?%?", re.I)
+_NOT_ID = re.compile(rf"{AMOUNT_RE.pattern}|{DATE_RE.pattern}|{RATE_RE.pattern}", re.I)
 # A label of one concept may stand for a schema that only has its neighbour (SROIE's "total").
 _FALLBACK = {"amount_due": "amount_gross", "amount_gross": "amount_due"}
 

@@ -5,8 +5,9 @@ Two kinds live here:
 
 * *finders*, searched in page text to propose values (:data:`DATE_RE`, :data:`AMOUNT_RE`,
   :data:`ID_RE`, :data:`SPACED_ID_RE`, :data:`GROUPED_ID_RE`, :data:`EMAIL_RE`, :data:`IBAN_RE`,
-  :data:`PERCENT_RE`, :data:`CURRENCY_RE`, :data:`NUMBER_WORD`), and :data:`AMOUNT_PATTERN`, the
-  same idea as a bounded JSON-schema ``pattern`` for grammar-constrained decoding;
+  :data:`PERCENT_RE`, :data:`RATE_RE`, :data:`CURRENCY_RE`, :data:`NUMBER_WORD`), and
+  :data:`AMOUNT_PATTERN`, the same idea as a bounded JSON-schema ``pattern`` for
+  grammar-constrained decoding;
 * *readers*, whose groups :mod:`confidence.documents.normalize` turns into canonical values
   (:data:`ISO_DATE`, :data:`NUMERIC_DATE`, :data:`COMPACT_DATE`, :data:`NAMED_DATES`,
   :data:`CJK_DATE_MARKS`, :data:`MONTH_NAMES`, :data:`NUMBER_RUN`, :data:`SPACED_NUMBER` and the
@@ -43,6 +44,7 @@ __all__ = [
     "NUMERIC_DATE",
     "PAREN_BEFORE",
     "PERCENT_RE",
+    "RATE_RE",
     "SIGN_AFTER",
     "SIGN_BEFORE",
     "SPACED_ID_RE",
@@ -82,6 +84,8 @@ GROUPED_ID_RE = re.compile(r"[\dA-Z][\d /A-Z-]{4,}\d")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 PERCENT_RE = re.compile(r"\d{1,3}(?:[.,]\d+)?\s?%")
+RATE_RE = re.compile(r"\d{1,2}(?:[.,]\d+)?%?")
+"""A tax rate with or without its percent sign (``19``, ``7,5%``): never an identifier."""
 CURRENCY_RE = re.compile(r"(?<![A-Za-z])(?:RM|EUR|USD|GBP|MYR|SGD|CHF|JPY|€|\$|£)(?![A-Za-z])")
 
 NUMBER_WORD = re.compile(r"^[^\w]*[\d.,'’ -]*\d[\d.,'’ %-]*[^\w]*$")
