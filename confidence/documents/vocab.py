@@ -125,28 +125,28 @@ def field_concept(field: Field) -> str | None:
         return t
     if t == "percent" or "rate" in n:
         return "tax_rate"
-    if n & {"bic", "swift"}:
+    if n & _N["bank_code"]:
         return "bic"
     if (n & _N["tax"] and n & _N["ident"]) or "tax identification" in d or "vat number" in d:
         return "tax_id"
     if t == "id" and n & (_N["customer"] | {"account"}):
         return "customer_id"
-    if n & {"order", "po", "purchase"} and t != "date":
+    if n & _N["order"] and t != "date":
         return "order_id"
-    if n & {"reference", "ref"}:
+    if n & _N["reference"]:
         return "payment_reference"
     if "terms" in n:
         return "payment_terms"
-    if t == "id" and (n & {"invoice", "document", "receipt", "bill"} or "invoice number" in d):
+    if t == "id" and (n & _N["document"] or "invoice number" in d):
         return "doc_id"
     if t == "date":
         return "date_due" if "due" in n else "date_issue"
     if t == "amount":
-        if n & {"due", "payable", "balance"}:
+        if n & _N["due"]:
             return "amount_due"
         if n & _N["tax"]:
             return "amount_tax"
-        if n & {"net", "untaxed", "subtotal"}:
+        if n & _N["net"]:
             return "amount_net"
         return "amount_gross"
     side = "customer" if n & _N["customer"] else "vendor" if n & _N["vendor"] else None
