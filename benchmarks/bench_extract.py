@@ -39,11 +39,11 @@ def main(argv=None) -> int:
 
     from confidence.calls.candidates import document_candidates
     from confidence.calls.extract import RunsFile, extract_document
-    from confidence.calls.lines import document_lines
     from confidence.calls.mapper import run_mapper
     from confidence.datasets.folder import Dataset
     from confidence.datasets.matching import is_correct
     from confidence.documents.cache import DocumentCache
+    from confidence.documents.lines import document_lines
     from confidence.readings import RunRecord
 
     ds = Dataset.open(args.dataset)

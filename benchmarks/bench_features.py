@@ -213,9 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save", help="write the feature matrix of the first repeat here (.npy)")
     args = ap.parse_args(argv)
 
+    from confidence.documents.search import document_index
     from confidence.features import logprobs
     from confidence.features.build import feature_matrix
-    from confidence.features.layout import document_index
 
     # Warm imports, module-level caches of constant strings (labels) and the date parser's
     # per-language data (a second or so, paid once by any long-running scorer).

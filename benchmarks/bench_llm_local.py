@@ -14,7 +14,8 @@ import time
 
 import numpy as np
 
-from confidence.llm import AMOUNT_PATTERN, LocalLlamaClient
+from confidence.documents.patterns import AMOUNT_PATTERN
+from confidence.llm import LocalLlamaClient
 from confidence.llm.local import _TopKCapture
 
 LINES = [

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from confidence.datasets import matching
-from confidence.datasets.normalize import is_empty
+from confidence.documents.normalize import is_empty
 from confidence.readings import FieldReading, RunRecord
 from confidence.schema import Field
 

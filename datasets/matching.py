@@ -2,7 +2,7 @@
 
 Rules (``docs/correctness.md`` has the full table):
 
-* **absent / empty** — ``None``, blank and :data:`~confidence.datasets.normalize.NULL_MARKERS`
+* **absent / empty** — ``None``, blank and :data:`~confidence.documents.normalize.NULL_MARKERS`
   (``"N/A"``, ``"-"``, ...) are empty. Both empty: correct. A value for an absent field: wrong.
   An empty extraction of a present field: wrong.
 * **date** — both sides parsed to a calendar date (``25/12/2018`` == ``2018-12-25``); ambiguous
@@ -29,13 +29,12 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from confidence.datasets.normalize import (
+from confidence.documents.normalize import (
     DATE_ORDERS,
     _amount_readings,
     _normalize,
     _percent_readings,
     _text,
-    fold_text,
     infer_date_order,
     is_empty,
     normalize,
@@ -44,6 +43,7 @@ from confidence.datasets.normalize import (
     parse_date,
     parse_percent,
 )
+from confidence.documents.text import fold_text
 from confidence.schema import FIELD_TYPES
 
 __all__ = [

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from confidence.documents.search import document_index
+from confidence.documents.text import fold
 from confidence.errors import DatasetError
-from confidence.features import disagreement, image_quality, logprobs, ocr, spatial
-from confidence.features.layout import document_index, fold
+from confidence.features import disagreement, image_quality, layout, logprobs, ocr
 from confidence.readings import FieldReading, RunRecord
 from confidence.schema import FIELD_TYPES, Field, Schema
 from confidence.types import Document
@@ -54,7 +55,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *logprobs.NAMES,
     *ocr.NAMES,
     *image_quality.NAMES,
-    *spatial.NAMES,
+    *layout.NAMES,
     *_TYPE_NAMES,
 )
 """Every feature, in column order of :func:`feature_matrix`."""
@@ -119,7 +120,7 @@ def _row(
         *disagreement.values(ftype, hv, mv, hm, mm, mapper.label if mapper is not None else None),
         *ocr.values(index, hv, mv, hm, mm, rv, rm, label),
         *image_quality.values(document, rm),
-        *spatial.values(index, rm, label),
+        *layout.values(index, rm, label),
         *_ONE_HOT[ftype],
     ]
 

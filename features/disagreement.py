@@ -6,7 +6,7 @@ single signal. Type-aware comparisons use :mod:`confidence.datasets.matching`, t
 place for correctness rules.
 
 A value counts as *present* unless it is None, blank or a null marker such as ``N/A`` or
-``null`` (:func:`confidence.datasets.normalize.is_empty`, the correctness rules' own test).
+``null`` (:func:`confidence.documents.normalize.is_empty`, the correctness rules' own test).
 Comparisons that need both values are NaN unless both are present.
 """
 
@@ -17,8 +17,9 @@ import math
 from rapidfuzz import fuzz
 
 from confidence.datasets import matching
-from confidence.datasets.normalize import is_empty
-from confidence.features.layout import Match, fold
+from confidence.documents.normalize import is_empty
+from confidence.documents.page_index import Match
+from confidence.documents.text import fold
 
 __all__ = ["NAMES", "present", "values"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from confidence.features.layout import Match
+from confidence.documents.page_index import Match
 from confidence.types import Document
 
 __all__ = ["NAMES", "values"]

@@ -2,7 +2,7 @@
 
 Per call (``ocr_h_*`` Hunter, ``ocr_m_*`` Mapper): found at all, found exactly, match score,
 number of exact occurrences in the document, mean/min OCR confidence of the matched words (see
-:mod:`confidence.features.layout` for how values are found). Shared: OCR confidence of the label
+:mod:`confidence.documents.search` for how values are found). Shared: OCR confidence of the label
 next to the reported value, whether that page came from a PDF text layer, the page's mean OCR
 confidence, the document's word count and the reported value's key length.
 """
@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 
-from confidence.features.layout import DocumentIndex, Label, Match, fold
+from confidence.documents.page_index import Label, Match
+from confidence.documents.search import DocumentIndex
+from confidence.documents.text import fold
 
 __all__ = ["NAMES", "values"]
 

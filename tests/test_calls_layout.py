@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from confidence.calls.candidates import field_candidates
-from confidence.calls.lines import Line, document_lines
 from confidence.calls.mapper import run_mapper
+from confidence.documents.lines import Line, document_lines
 from confidence.schema import Field, Schema
 
 

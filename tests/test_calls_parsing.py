@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from confidence.calls.align import parse_object, tokens_for_span
-from confidence.calls.lines import Line
 from confidence.calls.parsing import readings_from_completion
+from confidence.documents.lines import Line
 from confidence.llm.base import Completion, TokenLogprob
 from confidence.schema import Field, Schema
 

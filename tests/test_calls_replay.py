@@ -14,9 +14,9 @@ import pytest
 
 from confidence.calls import RunsFile, extract_document
 from confidence.calls.hunter import run_hunter
-from confidence.calls.lines import document_lines
 from confidence.calls.mapper import degenerate_reason, run_mapper
 from confidence.calls.samples import self_consistency, verbalized_confidence
+from confidence.documents.lines import document_lines
 from confidence.errors import LLMError
 from confidence.llm.base import Completion
 from confidence.readings import FieldReading, RunRecord

@@ -13,20 +13,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from confidence.errors import DatasetError
-from confidence.features import logprobs
-from confidence.features.build import feature_matrix, field_features
-from confidence.features.text_keys import (
+from confidence.documents.text import (
     fold,
-    is_label_like,
     is_numeric,
-    label_flags,
     numeric_flags,
     page_keys,
     page_string,
     word_key,
 )
-from confidence.features.typed_spans import TypedSpans
+from confidence.documents.typed_spans import TypedSpans
+from confidence.documents.vocab import is_label_like, label_flags
+from confidence.errors import DatasetError
+from confidence.features import logprobs
+from confidence.features.build import feature_matrix, field_features
 from confidence.llm.base import TokenLogprob
 from confidence.readings import FieldReading
 from confidence.schema import Field

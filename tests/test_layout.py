@@ -8,17 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from confidence.features.layout import (
-    Match,
+from confidence.documents.page_index import Match
+from confidence.documents.search import (
     document_index,
     find_all,
     find_value,
-    fold,
-    is_label_like,
     nearest_label,
     page_index,
     reading_lines,
 )
+from confidence.documents.text import fold
+from confidence.documents.vocab import is_label_like
 from confidence.types import Document, Page, Word
 
 

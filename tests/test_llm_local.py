@@ -9,8 +9,9 @@ import pytest
 
 pytest.importorskip("llama_cpp")
 
+from confidence.documents.patterns import AMOUNT_PATTERN
 from confidence.errors import LLMError
-from confidence.llm import AMOUNT_PATTERN, LocalLlamaClient, find_gguf, make_client
+from confidence.llm import LocalLlamaClient, find_gguf, make_client
 
 pytestmark = pytest.mark.llm
 

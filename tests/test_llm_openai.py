@@ -18,8 +18,9 @@ from llm_servers import (
     llama_server_fixture,  # noqa: F401
 )
 
+from confidence.documents.patterns import AMOUNT_PATTERN
 from confidence.errors import LLMError
-from confidence.llm import AMOUNT_PATTERN, OpenAIClient, RetryPolicy, make_client
+from confidence.llm import OpenAIClient, RetryPolicy, make_client
 
 MSG = [{"role": "user", "content": "Invoice total 12.50"}]
 SCHEMA = {"type": "object", "properties": {"total": {"type": "string"}}, "required": ["total"]}

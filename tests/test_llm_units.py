@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from confidence.llm import AMOUNT_PATTERN, RetryPolicy, grammar_schema
+from confidence.documents.patterns import AMOUNT_PATTERN
+from confidence.llm import RetryPolicy, grammar_schema
 from confidence.llm.ratelimit import RateLimiter
 from confidence.llm.retry import is_retryable_status, parse_retry_after
 

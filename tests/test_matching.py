@@ -21,7 +21,8 @@ from confidence.datasets.matching import (
     parse_percent,
     similarity,
 )
-from confidence.datasets.normalize import fold_id, fold_text, is_empty
+from confidence.documents.normalize import is_empty
+from confidence.documents.text import fold, fold_text
 from confidence.schema import FIELD_TYPES
 
 # ------------------------------------------------------------------------------ hand cases
@@ -281,8 +282,8 @@ def test_whole_amounts_match_in_any_grouping(n, sep):
 
 @given(st.text())
 def test_id_normalisation_idempotent(s):
-    once = fold_id(s)
-    assert fold_id(once) == once
+    once = fold(s)
+    assert fold(once) == once
     assert fold_text(fold_text(s)) == fold_text(s)
 
 

@@ -14,28 +14,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from confidence.calls.cues import cue_score, field_cues, field_keys
-from confidence.calls.lines import Line, rows
+from confidence.documents.lines import Line, document_lines, rows
+from confidence.documents.patterns import (
+    AMOUNT_RE,
+    CURRENCY_RE,
+    DATE_RE,
+    EMAIL_RE,
+    IBAN_RE,
+    ID_RE,
+    PERCENT_RE,
+)
+from confidence.documents.vocab import NEGATIVE_CUES, cue_score, field_cues, field_keys
 from confidence.schema import Field, Schema
 from confidence.types import Document
 
-_MONTHS = (
-    r"jan(?:uary|v|vier)?|feb(?:ruary)?|f[ée]v(?:r|rier)?|mar(?:ch|s)?|apr(?:il)?|avr(?:il)?|"
-    r"may|mai|june?|juin|july?|juil(?:let)?|aug(?:ust)?|ao[uû]t|sep(?:t|tember|tembre)?|"
-    r"oct(?:ober|obre)?|nov(?:ember|embre)?|d[ée]c(?:ember|embre)?"
-)
-DATE_RE = re.compile(
-    r"(?<![\d])(?:\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}|\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}|"
-    rf"\d{{1,2}}(?:st|nd|rd|th)?[ \-]?(?:{_MONTHS})\.?[ ,\-]*\d{{2,4}}|"
-    rf"(?:{_MONTHS})\.? \d{{1,2}},? \d{{4}})(?![\d])",
-    re.IGNORECASE,
-)
-AMOUNT_RE = re.compile(r"(?<![\d.,])-?\d{1,3}(?:(?:[ ,.']\d{3})+|\d*)[.,]\d{2}(?![\d])")
-ID_RE = re.compile(r"(?<![\w])[A-Za-z0-9#][A-Za-z0-9/\-_.#:]{2,}(?![\w])")
-EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
-IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
-PERCENT_RE = re.compile(r"\d{1,3}(?:[.,]\d+)?\s?%")
-CURRENCY_RE = re.compile(r"(?<![A-Za-z])(?:RM|EUR|USD|GBP|MYR|SGD|CHF|JPY|€|\$|£)(?![A-Za-z])")
 _PHONE_RE = re.compile(r"(?:tel|fax|phone|h/?p|t:|f:)|\(?\d{2,4}\)?[ -]?\d{3,4}[ -]\d{3,4}", re.I)
 _LEGAL_RE = re.compile(
     r"\b(?:sdn\.? ?bhd|bhd|ltd|limited|inc|llc|gmbh|sarl|s\.?a\.?s?|plc|co\b|company|"
@@ -50,36 +42,6 @@ _ADDR_RE = re.compile(
     re.I,
 )
 _POSTCODE_RE = re.compile(r"\b\d{5}\b|\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b")
-# Competing-label cues: when these precede a value it is probably not the field's value.
-_NEGATIVE = {
-    "total": (
-        "sub total",
-        "subtotal",
-        "change",
-        "cash",
-        "tendered",
-        "discount",
-        "saving",
-        "qty",
-        "quantity",
-        "items",
-        "excl",
-        "before",
-        "rounding adj",
-        "round adj",
-        "gst summary",
-        "tax",
-        "gst",
-        "tva",
-        "ht",
-        "paid",
-        "payment",
-    ),
-    "untaxed": ("tax", "gst", "tva", "ttc", "incl", "change", "cash"),
-    "tax": ("total ht", "subtotal", "sub total", "ttc", "incl", "change", "cash"),
-    "date": ("due", "échéance", "time"),
-    "company": ("no", "reg", "gst", "tel", "fax", "number", "id"),
-}
 
 
 @dataclass(frozen=True)
@@ -115,7 +77,7 @@ def _label_score(field: Field, left: str, above: str, others: list[Field]) -> fl
     own = field_cues(field)
     s = max(cue_score(left, own), 0.5 * cue_score(above, own))
     for k in field_keys(field):
-        neg = _NEGATIVE.get(k, ())
+        neg = NEGATIVE_CUES.get(k, ())
         own_keys_cues = field_cues(field)
         neg = tuple(n for n in neg if n not in own_keys_cues)
         if neg and cue_score(left[-40:], neg) > 0:
@@ -227,14 +189,14 @@ def field_candidates(
     ----------
     field : Field
     lines : list of Line
-        From :func:`confidence.calls.lines.document_lines`.
+        From :func:`confidence.documents.lines.document_lines`.
     schema : Schema or None
         The other fields' cues are used to push their values down this field's list.
     max_candidates : int
 
     Examples
     --------
-    >>> from confidence.calls.lines import Line
+    >>> from confidence.documents.lines import Line
     >>> ls = [Line(0, "SUB TOTAL 8.00", (0, .5, 1, .52), 1, ()),
     ...       Line(1, "TOTAL 9.00", (0, .6, 1, .62), 1, ())]
     >>> [c.value for c in field_candidates(Field("total", "amount"), ls)]
@@ -312,8 +274,6 @@ def document_candidates(
     document_or_lines: Document | list[Line], schema: Schema, *, max_candidates: int = 8
 ) -> dict[str, list[Candidate]]:
     """Candidates for every schema field (see :func:`field_candidates`)."""
-    from confidence.calls.lines import document_lines
-
     lines = (
         document_lines(document_or_lines)
         if isinstance(document_or_lines, Document)

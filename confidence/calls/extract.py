@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from confidence.calls.hunter import HUNTER_MODES, run_hunter
-from confidence.calls.lines import document_lines
 from confidence.calls.mapper import run_mapper
 from confidence.calls.prompts import looks_like_instruction
 from confidence.calls.samples import self_consistency, verbalized_confidence
+from confidence.documents.lines import document_lines
 from confidence.llm.base import LLMClient
 from confidence.readings import CallResult, RunRecord
 from confidence.schema import Schema

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from confidence.calls.candidates import Candidate, document_candidates
-from confidence.calls.lines import Line
 from confidence.calls.parsing import readings_from_completion
 from confidence.calls.prompts import hunter_messages, hunter_schema, safe_lines
+from confidence.documents.lines import Line
 from confidence.errors import LLMError
 from confidence.llm.base import Completion, LLMClient
 from confidence.readings import CallKind, CallResult

@@ -4,7 +4,7 @@ Complements :func:`confidence.calls.pairs.find_pairs` (which needs a label at th
 line): a line may carry several ``Label: value`` runs (``Tel.: ... Mail: a@b.fr VAT: FR12``),
 a label may sit in a boxed header cell with its value on the line below (label-above layouts),
 and one OCR line may merge two columns (``Knight-Davies  Bill No. 2022165028``). A label is a
-phrase of :mod:`confidence.calls.vocab` that starts its line, ends in ``:``/``#``, or stands
+phrase of :mod:`confidence.documents.vocab` that starts its line, ends in ``:``/``#``, or stands
 after a column gap; its value is the text up to the next label, else the right neighbour on its
 row, else the words below it in its own column.
 """
@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 
-from confidence.calls.lines import Line, rows
-from confidence.calls.vocab import find_labels, norm
+from confidence.documents.lines import Line, rows
+from confidence.documents.text import fold_text
+from confidence.documents.vocab import find_labels
 from confidence.types import Word
 
 _GAP = 0.03  # page widths: a wider gap before a label starts a new column
@@ -30,7 +31,7 @@ class LabelHit:
     label : str
         The label as printed.
     concepts : tuple of str
-        What the label may name (:data:`confidence.calls.vocab.LABELS` keys).
+        What the label may name (:data:`confidence.documents.vocab.LABELS` keys).
     line : int
         Line index of the label.
     options : tuple of (str, int)
@@ -54,7 +55,7 @@ def _spans(ws: list[Word]) -> list[tuple[int, int, tuple[str, ...]]]:
     """Label phrases as word index ranges ``[i, j)``."""
     starts, text = [], ""
     for w in ws:
-        n = norm(w.text)
+        n = fold_text(w.text)
         starts.append(len(text) + (1 if text else 0) if n else None)
         text = f"{text} {n}".strip() if n else text
     out = []

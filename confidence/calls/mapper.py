@@ -5,7 +5,7 @@ Steps:
 1. :func:`~confidence.calls.pairs.find_pairs` finds the document's own label/value pairs from
    layout (colon, right neighbour on the row, line below), without looking at the schema.
 2. Each label is mapped to at most one schema field by its cues (field name, description words,
-   synonym table; :mod:`confidence.calls.cues`), and its value options are narrowed to strings of
+   cue table; :mod:`confidence.documents.vocab`), and its value options are narrowed to strings of
    the field's type (a date inside ``"25/12/2018 8:13 PM"``). Labels that map to nothing are kept
    out; the Mapper misses rather than guesses. Unlabelled issuer names and addresses are reported
    only when the page header makes them unambiguous (legal suffix, postcode).
@@ -22,23 +22,34 @@ import re
 from collections import Counter
 
 from confidence.calls.align import parse_object, tokens_for_span
-from confidence.calls.candidates import (
-    _NEGATIVE,
+from confidence.calls.candidates import _amount_value, field_candidates
+from confidence.calls.labelled import LabelHit, find_label_hits
+from confidence.calls.pairs import Pair, find_pairs
+from confidence.calls.prompts import SYSTEM, safe_lines
+from confidence.documents.lines import Line
+from confidence.documents.patterns import (
     AMOUNT_RE,
     CURRENCY_RE,
     DATE_RE,
     EMAIL_RE,
+    GROUPED_ID_RE,
     IBAN_RE,
     ID_RE,
     PERCENT_RE,
-    field_candidates,
+    RATE_RE,
+    SPACED_ID_RE,
 )
-from confidence.calls.cues import _VALUE_KEYS, SYNONYMS, cue_score, field_keys, label_cues
-from confidence.calls.labelled import LabelHit, find_label_hits
-from confidence.calls.lines import Line
-from confidence.calls.pairs import Pair, find_pairs
-from confidence.calls.prompts import SYSTEM, safe_lines
-from confidence.calls.vocab import field_concept, norm
+from confidence.documents.text import fold_text
+from confidence.documents.vocab import (
+    CUES,
+    NEGATIVE_CUES,
+    TITLES,
+    VALUE_CUE_KEYS,
+    cue_score,
+    field_concept,
+    field_keys,
+    label_cues,
+)
 from confidence.errors import LLMError
 from confidence.llm.base import Completion, LLMClient
 from confidence.readings import CallResult, FieldReading
@@ -53,11 +64,9 @@ _TYPE_RE = {
     "currency": CURRENCY_RE,
 }
 MIN_LABEL_SCORE = 0.8
-_NOT_ID = re.compile(rf"{AMOUNT_RE.pattern}|{DATE_RE.pattern}|\d{{1,2}}(?:[.,]\d+)?%?", re.I)
+_NOT_ID = re.compile(rf"{AMOUNT_RE.pattern}|{DATE_RE.pattern}|{RATE_RE.pattern}", re.I)
 # A label of one concept may stand for a schema that only has its neighbour (SROIE's "total").
 _FALLBACK = {"amount_due": "amount_gross", "amount_gross": "amount_due"}
-_TITLES = frozenset("invoice facture rechnung factura fattura factuur bill receipt".split())
-_SPACED_ID = re.compile(r"[A-Z]{2}(?: ?[A-Z0-9]{2,}){1,6}")
 
 
 def label_field_score(field: Field, label: str, schema: Schema | None = None) -> float:
@@ -82,16 +91,16 @@ def label_field_score(field: Field, label: str, schema: Schema | None = None) ->
     s = cue_score(label, own)
     keys = field_keys(field)
     for k in keys:
-        neg = tuple(n for n in _NEGATIVE.get(k, ()) if n not in own)
+        neg = tuple(n for n in NEGATIVE_CUES.get(k, ()) if n not in own)
         if neg and cue_score(label, neg) > 0:
             s -= 0.7
     if schema is None or s <= 0:
         return s
-    matched = [k for k in keys if k not in _VALUE_KEYS and cue_score(label, SYNONYMS[k]) > 0]
+    matched = [k for k in keys if k not in VALUE_CUE_KEYS and cue_score(label, CUES[k]) > 0]
     if len(keys) > 1:
         s -= 0.2 * (1 - len(matched) / len(keys))
     rivals = {k for f in schema if f.name != field.name for k in field_keys(f)} - set(keys)
-    if any(cue_score(label, SYNONYMS[k]) > 0 for k in rivals - _VALUE_KEYS):
+    if any(cue_score(label, CUES[k]) > 0 for k in rivals - VALUE_CUE_KEYS):
         s -= 0.3
     return s
 
@@ -158,14 +167,14 @@ def _hit_values(field: Field, concept: str, h: LabelHit) -> list[tuple[str, int]
         return [(", ".join(t for t, _ in rest), rest[0][1])] if rest else []
     out: list[tuple[str, int]] = []
     texts = [(h.label, h.line), *h.options] if field.type == "percent" else list(h.options)
-    if concept == "doc_id" and norm(h.label) in _TITLES:
+    if concept == "doc_id" and fold_text(h.label) in TITLES:
         # A bare "INVOICE"/"Rechnung" is usually the title: only a value on its own line counts.
         texts = [(t, li) for t, li in texts if li == h.line]
     for text, li in texts:
         vals = typed_values(field, text)
         if field.type == "id" and concept in ("tax_id", "payment_reference"):
             # Tax ids and references are often printed in groups: "FR 65 501744252".
-            m = _SPACED_ID.match(text.strip()) or re.match(r"[\dA-Z][\d /A-Z-]{4,}\d", text)
+            m = SPACED_ID_RE.match(text.strip()) or GROUPED_ID_RE.match(text)
             if m and any(c.isdigit() for c in m.group(0)):
                 vals = [m.group(0).strip(), *vals]
         out.extend((v, li) for v in vals if '"' not in v and "\\" not in v)
@@ -175,7 +184,7 @@ def _hit_values(field: Field, concept: str, h: LabelHit) -> list[tuple[str, int]
 
 
 def map_hits(hits: list[LabelHit], schema: Schema) -> dict[str, tuple[Pair, list[tuple[str, int]]]]:
-    """Assign schema fields their known-vocabulary labels (:mod:`confidence.calls.vocab`).
+    """Assign schema fields their known-vocabulary labels (:mod:`confidence.documents.vocab`).
 
     A field takes the label whose concept is its own (``Fälligkeitsdatum`` -> the due date),
     preferring labels that name it first, then the earliest (the largest for totals). Returns
@@ -206,8 +215,6 @@ def map_hits(hits: list[LabelHit], schema: Schema) -> dict[str, tuple[Pair, list
                 continue
             rank = (h.concepts[0] in want, -len(h.concepts))
             if f.type == "amount":
-                from confidence.calls.candidates import _amount_value
-
                 rank = (*rank, _amount_value(opts[0][0]))
             if best is None or rank > best[0]:
                 best = (rank, h, opts)

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from itertools import pairwise
 
-from confidence.calls.candidates import AMOUNT_RE, DATE_RE
-from confidence.calls.lines import Line, rows
+from confidence.documents.lines import Line, rows
+from confidence.documents.patterns import AMOUNT_RE, DATE_RE
 
 _LABEL_RE = re.compile(r"^[^\W\d_][\w .#'/()&%-]{0,38}?$")
 _VALUEISH = re.compile(rf"{AMOUNT_RE.pattern}|{DATE_RE.pattern}|\b[A-Z]*\d[\w/\-.]{{2,}}", re.I)

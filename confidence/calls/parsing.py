@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from confidence.calls.align import parse_object, tokens_for_span
-from confidence.calls.lines import Line
 from confidence.calls.prompts import MAX_VALUE_CHARS
+from confidence.documents.lines import Line
 from confidence.llm.base import Completion
 from confidence.readings import FieldReading
 from confidence.schema import Schema

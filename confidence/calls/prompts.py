@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from confidence.calls.lines import Line
+from confidence.documents.lines import Line
 from confidence.llm.base import Message
 from confidence.schema import Field, Schema
 

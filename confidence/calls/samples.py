@@ -9,9 +9,9 @@
 from __future__ import annotations
 
 from confidence.calls.hunter import build_hunter, send_hunter
-from confidence.calls.lines import Line
 from confidence.calls.parsing import readings_from_completion
 from confidence.calls.prompts import verbalized_messages, verbalized_schema
+from confidence.documents.lines import Line
 from confidence.errors import LLMError
 from confidence.llm.base import LLMClient
 from confidence.readings import CallResult

@@ -185,9 +185,9 @@ def _redo_mapper(args, ds) -> int:
 
     from tqdm import tqdm
 
-    from confidence.calls.lines import document_lines
     from confidence.calls.mapper import run_mapper
     from confidence.documents.cache import DocumentCache
+    from confidence.documents.lines import document_lines
     from confidence.errors import DatasetError
     from confidence.llm import make_client
     from confidence.readings import CallResult, RunRecord

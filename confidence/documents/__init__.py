@@ -12,6 +12,14 @@ ids), the image quality of its raster and a coarse quality grid:
 
 Failures raise :class:`~confidence.errors.DocumentError` naming the file and the reason;
 :func:`load_many` turns them into per-path results so one bad file never stops a batch.
+
+The page-reading stack that calls, features and datasets share lives beside the loader, one
+module per job: :mod:`~confidence.documents.lines` (reading-order lines and visual rows),
+:mod:`~confidence.documents.text` (text folds), :mod:`~confidence.documents.patterns` (typed value
+patterns), :mod:`~confidence.documents.normalize` (typed value parsing),
+:mod:`~confidence.documents.vocab` (the label vocabulary, ``labels.json``),
+:mod:`~confidence.documents.page_index` and :mod:`~confidence.documents.typed_spans` (per-page
+search structures) and :mod:`~confidence.documents.search` (finding values on pages).
 """
 
 from __future__ import annotations

@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from confidence.llm.base import Completion, LLMClient, Message, TokenLogprob
-from confidence.llm.grammar import AMOUNT_PATTERN, grammar_schema
+from confidence.llm.grammar import grammar_schema
 from confidence.llm.local import LocalLlamaClient, find_gguf
 from confidence.llm.openai_client import OpenAIClient
 from confidence.llm.replay import CachedClient, ReplayClient, request_key, request_params
 from confidence.llm.retry import RetryPolicy
 
 __all__ = [
-    "AMOUNT_PATTERN",
     "CachedClient",
     "Completion",
     "LLMClient",

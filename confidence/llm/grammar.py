@@ -5,7 +5,7 @@ llama.cpp turns a JSON schema into a GBNF grammar, but two gaps let a small mode
 ``"type": ["string", "null"]`` union drops the string's ``pattern`` / ``maxLength``. The rewrite
 here closes both: unions become ``anyOf`` branches that keep their constraints, and every string
 without a pattern gets a bounded, single-line character class. Amounts should be typed as strings
-with :data:`AMOUNT_PATTERN` so digits cannot run on either.
+with :data:`confidence.documents.patterns.AMOUNT_PATTERN` so digits cannot run on either.
 
 Examples
 --------
@@ -18,9 +18,6 @@ Examples
 from __future__ import annotations
 
 from typing import Any
-
-AMOUNT_PATTERN = r"^-?[0-9]{1,3}([ ,.']?[0-9]{3}){0,4}([.,][0-9]{1,2})?$"
-"""A money amount as written on an invoice (``1,234.50``, ``1.234,50``, ``-12``); bounded."""
 
 _LINE_CHARS = r'[^"\\\n\r\t]'  # one character of a single-line JSON string without escapes
 

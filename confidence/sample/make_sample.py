@@ -39,8 +39,8 @@ def _synth(out: Path, n: int, seed: int, scan_ratio: float) -> None:
 def heuristic_run(doc, schema):
     """A RunRecord read without any LLM: top candidate (Hunter) + layout Mapper."""
     from confidence.calls.candidates import document_candidates
-    from confidence.calls.lines import document_lines
     from confidence.calls.mapper import run_mapper
+    from confidence.documents.lines import document_lines
     from confidence.readings import CallResult, FieldReading, RunRecord
 
     lines = document_lines(doc)
@@ -97,10 +97,10 @@ def build_tuning(n: int, seed: int, work: Path) -> None:
 
 def build_quickstart(seed: int, work: Path, llm: str) -> None:
     from confidence.calls.hunter import run_hunter
-    from confidence.calls.lines import document_lines
     from confidence.calls.mapper import run_mapper
     from confidence.datasets.folder import Dataset
     from confidence.documents import load_document
+    from confidence.documents.lines import document_lines
     from confidence.llm import make_client
     from confidence.readings import RunRecord
 

@@ -1,10 +1,21 @@
-"""Matching keys of words and values: the text case-folded and stripped to letters and digits.
+"""Text folding for matching: the one place that decides when two printed strings are "the same".
 
-A *key* is NFKC-normalised, case-folded text reduced to its runs of letters and runs of digits
-(:func:`fold`), so ``"1,234.50"`` and ``"1234.50"`` or ``"INV-001"`` and ``"inv 001"`` meet. Run
-ends are *key boundaries*: a value only matches exactly when it starts and ends on one. Every
-function here is memoised on the string, because the same words recur across fields and documents;
-ASCII text (most of it) takes a shortcut that gives the same result without Unicode normalisation.
+Two folds, for two jobs:
+
+:func:`fold`
+    the *key* of a string: NFKC-normalised, case-folded and reduced to its runs of letters and
+    runs of digits, so ``"1,234.50"`` and ``"1234.50"`` or ``"INV-001"`` and ``"inv 001"`` meet.
+    Values are searched on a page by key, and identifiers are compared by key. Run ends are *key
+    boundaries*: a value only matches exactly when it starts and ends on one (:func:`word_key`,
+    :func:`page_string`).
+:func:`fold_text`
+    the *words* of a string: case-folded, accents dropped, punctuation turned into single spaces
+    (``"N° de Facture:"`` -> ``"n de facture"``). Labels are looked up and names and addresses
+    compared by their words, where the spaces between them still matter.
+
+Every function is memoised on the string, because the same words recur across fields and
+documents; ASCII text (most of it) takes a shortcut that gives the same result without Unicode
+normalisation.
 """
 
 from __future__ import annotations
@@ -16,35 +27,24 @@ from functools import lru_cache
 from itertools import accumulate
 
 __all__ = [
-    "LABEL_WORDS",
     "SHAPE",
     "fold",
-    "is_label_like",
+    "fold_text",
     "is_numeric",
-    "label_flags",
     "numeric_flags",
     "page_keys",
     "page_string",
+    "strip_accents",
     "word_key",
 ]
 
 _RUN = re.compile(r"\d+|[^\W\d_]+")
 # On ASCII text NFKC is the identity, casefold is lower() and the runs are these.
 _RUN_ASCII = re.compile(r"[0-9]+|[a-z]+")
-_NUMBER = re.compile(r"^[^\w]*[\d.,'’ -]*\d[\d.,'’ %-]*[^\w]*$")
 _CACHE = 1 << 17
 
 SHAPE = str.maketrans({"o": "0", "i": "1", "l": "1", "s": "5", "b": "8", "z": "2"})
 """Look-alike letters mapped to digits (``str.translate`` table) for OCR-slip matching."""
-
-LABEL_WORDS: frozenset[str] = frozenset(
-    """total subtotal sub amount amt tax vat gst tva date due invoice inv no nr number num bill ship
-    to from customer client company name address addr tel phone fax email balance paid pay payment
-    cash change receipt ref reference order po purchase account iban bic swift currency net gross
-    discount rounding qty quantity price unit description item ttc ht montant facture echeance
-    rechnung datum betrag summe gesamt mwst""".split()
-)
-"""Folded words that are labels even without a trailing colon."""
 
 
 def _runs(text: str) -> list[str]:
@@ -63,8 +63,8 @@ def fold(text: str) -> str:
     --------
     >>> fold("Total: 1,234.50 EUR")
     'total123450eur'
-    >>> fold("INV-0001") == fold("inv 0001")
-    True
+    >>> fold("INV-0001") == fold("inv 0001"), fold("FA02/2015/020059")
+    (True, 'fa022015020059')
     """
     out = "".join(_runs(text))
     if out.isascii():  # ASCII letters and digits are already a fixed point
@@ -77,6 +77,33 @@ def fold(text: str) -> str:
             break
         out = nxt
     return out
+
+
+@lru_cache(maxsize=_CACHE)
+def strip_accents(text: str) -> str:
+    """NFKC, case-folded, with combining accents removed (``"Émise"`` -> ``"emise"``).
+
+    Examples
+    --------
+    >>> strip_accents("Fälligkeit März")
+    'falligkeit marz'
+    """
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+@lru_cache(maxsize=_CACHE)
+def fold_text(text: str) -> str:
+    """Words of a string: :func:`strip_accents`, punctuation to spaces, single spaces.
+
+    Examples
+    --------
+    >>> fold_text("  BOOK TA .K (TAMAN DAYA) SDN BHD ")
+    'book ta k taman daya sdn bhd'
+    >>> fold_text("N° de Facture:"), fold_text("USt-IdNr."), fold_text("États-Unis")
+    ('n de facture', 'ust idnr', 'etats unis')
+    """
+    return " ".join(re.sub(r"[\W_]+", " ", strip_accents(text)).split())
 
 
 @lru_cache(maxsize=_CACHE)
@@ -161,39 +188,6 @@ def page_string(texts: Sequence[str]) -> tuple[str, list[int], set[int]]:
     return "".join(parts), lens, bounds
 
 
-def label_flags(
-    texts: Sequence[str], keys: Sequence[str], digits: Sequence[str | None]
-) -> list[bool]:
-    """:func:`is_label_like` of many words, given their :func:`page_keys`.
-
-    On ASCII words the letters and digits are exactly the key's characters, ``fold`` of the
-    word is its key, and a word matching the number pattern has no letters, so the test needs
-    no second look at the characters.
-
-    Examples
-    --------
-    >>> texts = ["Total:", "12.50", "Rechnung", "No."]
-    >>> label_flags(texts, *page_keys(texts))
-    [True, False, True, True]
-    """
-    out = []
-    for t, k, d in zip(texts, keys, digits, strict=True):
-        if d is None:
-            out.append(is_label_like(t))
-            continue
-        nd = len(d)
-        nl = len(k) - nd
-        out.append(
-            nl > 0
-            and (
-                t.rstrip().endswith(":")
-                or k in LABEL_WORDS
-                or (nd == 0 and nl >= 3 and nl >= 0.8 * len(t.strip()))
-            )
-        )
-    return out
-
-
 def numeric_flags(
     texts: Sequence[str], keys: Sequence[str], digits: Sequence[str | None]
 ) -> list[bool]:
@@ -222,29 +216,3 @@ def is_numeric(text: str) -> bool:
     """
     digits = sum(ch.isdigit() for ch in text)
     return digits > 0 and 2 * digits >= sum(ch.isalnum() for ch in text)
-
-
-@lru_cache(maxsize=_CACHE)
-def is_label_like(text: str) -> bool:
-    """Whether a word reads like a field label (``Total:``, ``Date``, ``Invoice``), not a value.
-
-    Label-like: ends with ``:`` and has letters, or its folded form is in :data:`LABEL_WORDS`, or
-    it is mostly letters (>= 3 letters, >= 80 % of its characters). Numbers never are.
-
-    Examples
-    --------
-    >>> [is_label_like(w) for w in ("Total:", "Date", "12.50", "INV-001", "No.")]
-    [True, True, False, False, True]
-    """
-    t = text.strip()
-    if not t or _NUMBER.match(t):
-        return False
-    letters = sum(ch.isalpha() for ch in t)
-    if letters == 0:
-        return False
-    if t.endswith(":"):
-        return True
-    if fold(t) in LABEL_WORDS:
-        return True
-    digits = sum(ch.isdigit() for ch in t)
-    return digits == 0 and letters >= 3 and letters >= 0.8 * len(t)

@@ -1,11 +1,11 @@
 """The per-page index behind every layout lookup: keys, lines, value search, labels, table cells.
 
-A :class:`PageIndex` is built once per page (:func:`confidence.features.layout.page_index` caches
+A :class:`PageIndex` is built once per page (:func:`confidence.documents.search.page_index` caches
 it) and answers many lookups. Only what every lookup needs is built eagerly: the reading-order
 lines and the page string of word keys with its boundaries. The rest (look-alike string, labels
 per line, font and confidence statistics, table cells, typed spans) is built on first use, and
 answers are memoised per key, since Hunter and Mapper often report the same value. The search
-steps are documented in :mod:`confidence.features.layout`.
+steps are documented in :mod:`confidence.documents.search`.
 """
 
 from __future__ import annotations
@@ -21,16 +21,10 @@ from typing import Any
 import numpy as np
 from rapidfuzz import fuzz
 
-from confidence.features.lines import group_lines
-from confidence.features.text_keys import (
-    SHAPE,
-    fold,
-    label_flags,
-    numeric_flags,
-    page_keys,
-    page_string,
-)
-from confidence.features.typed_spans import TypedSpans
+from confidence.documents.lines import group_lines
+from confidence.documents.text import SHAPE, fold, numeric_flags, page_keys, page_string
+from confidence.documents.typed_spans import TypedSpans
+from confidence.documents.vocab import label_flags
 from confidence.types import BBox, Page, Word
 
 __all__ = ["Label", "Match", "PageIndex"]
@@ -123,7 +117,7 @@ def _union(words: tuple[Word, ...], idx: tuple[int, ...]) -> BBox:
 class PageIndex:
     """Pre-normalised view of one page: keys, line structure, labels, table cells.
 
-    Build with :func:`confidence.features.layout.page_index` (cached per page object).
+    Build with :func:`confidence.documents.search.page_index` (cached per page object).
 
     Examples
     --------

@@ -6,8 +6,9 @@ alphanumeric casefolded string for ``id`` / ``iban``, a casefolded address for `
 text (NFKC, casefold, accents and punctuation removed, whitespace collapsed) for ``text`` and
 ``address``. ``None`` means the value is empty or cannot be read as that type.
 
-The string parsers are cached: an evaluation compares the same few thousand printed values many
-times, and a cache hit costs well under a microsecond.
+The regular expressions they read with are :mod:`confidence.documents.patterns` and the folds
+:mod:`confidence.documents.text`. The string parsers are cached: an evaluation compares the same
+few thousand printed values many times, and a cache hit costs well under a microsecond.
 """
 
 from __future__ import annotations
@@ -19,11 +20,24 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
+from confidence.documents.patterns import (
+    CJK_DATE_MARKS,
+    COMPACT_DATE,
+    ISO_DATE,
+    MONTH_NAMES,
+    NAMED_DATES,
+    NUMBER_RUN,
+    NUMERIC_DATE,
+    PAREN_BEFORE,
+    SIGN_AFTER,
+    SIGN_BEFORE,
+    SPACED_NUMBER,
+)
+from confidence.documents.text import fold, fold_text, strip_accents
+
 __all__ = [
     "DATE_ORDERS",
     "NULL_MARKERS",
-    "fold_id",
-    "fold_text",
     "infer_date_order",
     "is_empty",
     "normalize",
@@ -68,56 +82,9 @@ def is_empty(value: Any) -> bool:
     return not s or s.casefold() in NULL_MARKERS
 
 
-@lru_cache(maxsize=_CACHE)
-def _strip_accents(s: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", s).casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-@lru_cache(maxsize=_CACHE)
-def fold_text(s: str) -> str:
-    """Fold text for comparison: NFKC, casefold, no accents, punctuation to spaces, one space.
-
-    Examples
-    --------
-    >>> fold_text("  BOOK TA .K (TAMAN DAYA) SDN BHD ")
-    'book ta k taman daya sdn bhd'
-    >>> fold_text("États-Unis")
-    'etats unis'
-    """
-    return " ".join(re.sub(r"[\W_]+", " ", _strip_accents(s)).split())
-
-
-@lru_cache(maxsize=_CACHE)
-def fold_id(s: str) -> str:
-    """Fold an identifier: casefolded letters and digits only (separators carry no meaning).
-
-    Examples
-    --------
-    >>> fold_id("FA02/2015/020059"), fold_id("fa 02-2015-020059")
-    ('fa022015020059', 'fa022015020059')
-    """
-    return "".join(ch for ch in unicodedata.normalize("NFKC", s).casefold() if ch.isalnum())
-
-
 # --------------------------------------------------------------------------------------- dates
 
-_MONTH_NAMES: dict[int, tuple[str, ...]] = {
-    # English, French, German, Spanish, Italian, Dutch, Portuguese (accents already stripped)
-    1: ("january", "janvier", "januar", "janner", "enero", "gennaio", "januari", "janeiro"),
-    2: ("february", "fevrier", "februar", "febrero", "febbraio", "februari", "fevereiro"),
-    3: ("march", "mars", "marz", "marzo", "maart", "marco", "mrz", "mrt"),
-    4: ("april", "avril", "abril", "aprile"),
-    5: ("may", "mai", "mayo", "maggio", "mei", "maio"),
-    6: ("june", "juin", "juni", "junio", "giugno", "junho"),
-    7: ("july", "juillet", "juli", "julio", "luglio", "julho", "juil"),
-    8: ("august", "aout", "agosto", "augustus"),
-    9: ("september", "septembre", "septiembre", "settembre", "setembro", "sept"),
-    10: ("october", "octobre", "oktober", "octubre", "ottobre", "outubro"),
-    11: ("november", "novembre", "noviembre", "novembro"),
-    12: ("december", "decembre", "dezember", "diciembre", "dicembre", "dezembro"),
-}
-_MONTHS = {name: m for m, names in _MONTH_NAMES.items() for name in names}
+_MONTHS = {name: m for m, names in MONTH_NAMES.items() for name in names}
 
 
 @lru_cache(maxsize=1024)
@@ -130,19 +97,6 @@ def _month(token: str) -> int | None:
     # An abbreviation is any prefix shared by one month only ("jui" is June or July: refuse).
     found = {m for name, m in _MONTHS.items() if name.startswith(token)}
     return found.pop() if len(found) == 1 else None
-
-
-_ISO = re.compile(r"(?<!\d)(\d{4})\s*([-/.])\s*(\d{1,2})\s*\2\s*(\d{1,2})(?!\d)")
-_NUMERIC = re.compile(r"(?<!\d)(\d{1,2})\s*([-/.])\s*(\d{1,2})\s*\2\s*(\d{4}|\d{2})(?!\d)")
-_CJK = re.compile(r"\s*[年月日년월일]\s*")
-_COMPACT = re.compile(r"(?<!\d)(\d{8})(?!\d)")
-_FILL = r"(?:\s+(?:de|of|del)\s+|[\s\-/.,]*)"
-_DAY = r"(\d{1,2})(?!\d)(?:st|nd|rd|th|er|e|o|º)?\.?"
-_NAMED = (  # (pattern, index of day, month, year group)
-    (re.compile(rf"(?<!\d){_DAY}{_FILL}([a-z]{{3,}})\.?{_FILL}(\d{{4}}|\d{{2}})(?!\d)"), 1, 2, 3),
-    (re.compile(rf"([a-z]{{3,}})\.?[\s\-/.]*{_DAY}(?:,\s*|\s+|-)(\d{{4}}|\d{{2}})(?!\d)"), 2, 1, 3),
-    (re.compile(rf"(?<!\d)(\d{{4}})[\s\-/.]+([a-z]{{3,}})\.?[\s\-/.]+{_DAY}"), 3, 2, 1),
-)
 
 
 def _year(y: str) -> int:
@@ -177,14 +131,14 @@ def _pick(dmy: date | None, mdy: date | None, prefer: str | None) -> date | None
 def _numeric_date(t: str, prefer: str | None) -> tuple[int, date] | None:
     """(position, date) of the first numeric date in ``t``."""
     hits = []
-    m = _ISO.search(t)
+    m = ISO_DATE.search(t)
     if m:
         y, a, b = int(m[1]), int(m[3]), int(m[4])
         hits.append((m.start(), _make(y, a, b) or _make(y, b, a)))  # y-d-m only if month > 12
-    m = _NUMERIC.search(t)
+    m = NUMERIC_DATE.search(t)
     if m:
         hits.append((m.start(), _pick(*_readings(int(m[1]), int(m[3]), _year(m[4])), prefer)))
-    m = _COMPACT.search(t)
+    m = COMPACT_DATE.search(t)
     if m:
         n = m[1]
         found = _make(int(n[:4]), int(n[4:6]), int(n[6:]))
@@ -197,7 +151,7 @@ def _numeric_date(t: str, prefer: str | None) -> tuple[int, date] | None:
 def _named_date(t: str) -> tuple[int, date] | None:
     """(position, date) of the first date written with a month name in ``t``."""
     best = None
-    for pattern, di, mi, yi in _NAMED:
+    for pattern, di, mi, yi in NAMED_DATES:
         for m in pattern.finditer(t):
             month = _month(m[mi])
             found = _make(_year(m[yi]), month, int(m[di])) if month else None
@@ -211,7 +165,7 @@ def _named_date(t: str) -> tuple[int, date] | None:
 @lru_cache(maxsize=_CACHE)
 def _parse_date(s: str, prefer: str | None) -> date | None:
     # CJK dates (2025年3月3日, 2025년 3월 3일) become ISO-like before the regexes run.
-    t = _strip_accents(_CJK.sub("-", s))
+    t = strip_accents(CJK_DATE_MARKS.sub("-", s))
     has_letters = re.search(r"[a-z]", t) is not None
     hits = [h for h in (_numeric_date(t, prefer), _named_date(t) if has_letters else None) if h]
     if hits:
@@ -283,14 +237,11 @@ def parse_date(s: Any, *, prefer: str | None = "dmy") -> date | None:
 
 # ------------------------------------------------------------------------------------- amounts
 
-_NUMBER = re.compile(r"\d(?:[\d.,'’\s\u00a0\u202f]*\d)?")
-_SPACED = re.compile(r"\d{1,3}(?:[ '’\u00a0\u202f]\d{3})+(?:[.,]\d+)?")
-
 
 def _number_readings(t: str) -> tuple[Decimal, ...]:
     """Readings of one digit run, most likely first (two only for ``1.234`` / ``1,234``)."""
     t = re.sub(r"\s*([.,])\s*", r"\1", t)  # OCR spaces around a separator: "65. 20"
-    if _SPACED.fullmatch(t):
+    if SPACED_NUMBER.fullmatch(t):
         t = re.sub(r"[ '’\u00a0\u202f]", "", t)
     elif re.search(r"\s", t):
         t = re.split(r"\s", t)[-1]  # "2 12.50": separate numbers, the amount comes last
@@ -322,23 +273,16 @@ def _decimals(*texts: str) -> tuple[Decimal, ...]:
     return tuple(out)
 
 
-_CURRENCY_MARK = r"(?:[^\w\s]{1,3}|[A-Za-z]{1,3})?"  # "$", "RM", "USD" between sign and digits
-# "RM-9.00" and "- $ 9.00" are negative; "TOTAL-RM 9.00" is a label with a hyphen in it.
-_SIGN_BEFORE = re.compile(rf"(?:[-−–]|(?<![A-Za-z0-9])[-−–]\s*{_CURRENCY_MARK})\s*$")
-_PAREN_BEFORE = re.compile(rf"\(\s*{_CURRENCY_MARK}\s*$")
-_SIGN_AFTER = re.compile(r"\s*(?:[-−–](?!\s*\d)|cr\b|credit\b)", re.IGNORECASE)
-
-
 def _negative(before: str, after: str) -> bool:
     """Accounting signs around a number: -12.00, $-12, (12.00), 12.00-, 12.00 CR."""
-    if _SIGN_BEFORE.search(before) or _SIGN_AFTER.match(after):
+    if SIGN_BEFORE.search(before) or SIGN_AFTER.match(after):
         return True
-    return bool(_PAREN_BEFORE.search(before)) and after.lstrip().startswith(")")
+    return bool(PAREN_BEFORE.search(before)) and after.lstrip().startswith(")")
 
 
 @lru_cache(maxsize=_CACHE)
 def _amount_readings(s: str) -> tuple[Decimal, ...]:
-    runs = list(_NUMBER.finditer(s))
+    runs = list(NUMBER_RUN.finditer(s))
     if not runs:
         return ()
     # With free text around the amount ("Total 6% GST 12.00") the amount is the last number with
@@ -431,7 +375,7 @@ def _currency(s: str) -> str | None:
     for symbol, iso in _SYMBOLS:
         if symbol in low:
             return iso
-    return fold_id(low).upper() or None
+    return fold(low).upper() or None
 
 
 def parse_currency(s: Any) -> str | None:
@@ -465,7 +409,7 @@ def _normalize(field_type: str, s: str, prefer: str | None) -> Any:
         return _currency(s)
     if field_type in ("id", "iban"):
         t = re.sub(r"^\s*iban\b[:\s]*", "", s, flags=re.IGNORECASE) if field_type == "iban" else s
-        return fold_id(t) or None
+        return fold(t) or None
     if field_type == "email":
         t = re.sub(r"^\s*mailto:", "", unicodedata.normalize("NFKC", s).casefold())
         return "".join(t.split()).strip("<>.,;") or None
@@ -513,8 +457,8 @@ def infer_date_order(values: Any, *, default: str | None = "dmy") -> str | None:
     for value in values:
         if value is None:
             continue
-        m = _NUMERIC.search(_text(value))
-        if m and not _ISO.search(_text(value)):
+        m = NUMERIC_DATE.search(_text(value))
+        if m and not ISO_DATE.search(_text(value)):
             first, second = int(m[1]), int(m[3])
             dmy += first > 12 >= second
             mdy += second > 12 >= first

@@ -1,7 +1,7 @@
 """Typed search: the first span of one to four words whose type-aware normal form equals a value's.
 
 Finds ``25/12/2018`` on the page for the value ``2018-12-25`` or ``1.234,50`` for ``1234.50``
-(dates and amounts; :func:`confidence.datasets.normalize.normalize` decides equality). Spans lie
+(dates and amounts; :func:`confidence.documents.normalize.normalize` decides equality). Spans lie
 within one reading-order line and contain a digit; shorter spans come first, so a value is not
 credited with the label before it (``Date: 25/12/2018``), then reading order.
 
@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from confidence.documents.normalize import normalize
 from confidence.types import Word
 
 __all__ = ["TypedSpans"]
@@ -53,10 +54,10 @@ class TypedSpans:
     words : tuple of Word
         The page's words.
     lines : list of list of int
-        Reading-order lines of word indices (:func:`confidence.features.lines.group_lines`).
+        Reading-order lines of word indices (:func:`confidence.documents.lines.group_lines`).
     ascii_digits : sequence of str or None, optional
         Per word, its ASCII digits in order or None when it is not ASCII (computed when omitted;
-        :func:`confidence.features.text_keys.page_keys` gives them).
+        :func:`confidence.documents.text.page_keys` gives them).
 
     Examples
     --------
@@ -92,8 +93,6 @@ class TypedSpans:
 
     def find(self, field_type: str, value: str) -> tuple[int, ...] | None:
         """Word indices of the first span normalising like ``value``, or None."""
-        from confidence.datasets.matching import normalize
-
         target = normalize(field_type, value)
         if target is None:
             return None

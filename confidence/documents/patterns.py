@@ -1,0 +1,141 @@
+r"""Typed value patterns: what a date, an amount, an id, an email, an IBAN, a percentage and a
+currency look like when printed. The one place these regular expressions are defined.
+
+Two kinds live here:
+
+* *finders*, searched in page text to propose values (:data:`DATE_RE`, :data:`AMOUNT_RE`,
+  :data:`ID_RE`, :data:`SPACED_ID_RE`, :data:`GROUPED_ID_RE`, :data:`EMAIL_RE`, :data:`IBAN_RE`,
+  :data:`PERCENT_RE`, :data:`RATE_RE`, :data:`CURRENCY_RE`, :data:`NUMBER_WORD`), and
+  :data:`AMOUNT_PATTERN`, the same idea as a bounded JSON-schema ``pattern`` for
+  grammar-constrained decoding;
+* *readers*, whose groups :mod:`confidence.documents.normalize` turns into canonical values
+  (:data:`ISO_DATE`, :data:`NUMERIC_DATE`, :data:`COMPACT_DATE`, :data:`NAMED_DATES`,
+  :data:`CJK_DATE_MARKS`, :data:`MONTH_NAMES`, :data:`NUMBER_RUN`, :data:`SPACED_NUMBER` and the
+  accounting-sign patterns).
+
+Examples
+--------
+>>> [m.group(0) for m in DATE_RE.finditer("Date: 25/12/2018, due 3 Jan 2019")]
+['25/12/2018', '3 Jan 2019']
+>>> [m.group(0) for m in AMOUNT_RE.finditer("TOTAL RM 1,234.50  CASH 2000.00")]
+['1,234.50', '2000.00']
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "AMOUNT_PATTERN",
+    "AMOUNT_RE",
+    "CJK_DATE_MARKS",
+    "COMPACT_DATE",
+    "CURRENCY_RE",
+    "DATE_RE",
+    "EMAIL_RE",
+    "GROUPED_ID_RE",
+    "IBAN_RE",
+    "ID_RE",
+    "ISO_DATE",
+    "MONTH_NAMES",
+    "NAMED_DATES",
+    "NUMBER_RUN",
+    "NUMBER_WORD",
+    "NUMERIC_DATE",
+    "PAREN_BEFORE",
+    "PERCENT_RE",
+    "RATE_RE",
+    "SIGN_AFTER",
+    "SIGN_BEFORE",
+    "SPACED_ID_RE",
+    "SPACED_NUMBER",
+]
+
+# ------------------------------------------------------------------------------------- finders
+
+_MONTHS = (
+    r"jan(?:uary|v|vier)?|feb(?:ruary)?|f[ée]v(?:r|rier)?|mar(?:ch|s)?|apr(?:il)?|avr(?:il)?|"
+    r"may|mai|june?|juin|july?|juil(?:let)?|aug(?:ust)?|ao[uû]t|sep(?:t|tember|tembre)?|"
+    r"oct(?:ober|obre)?|nov(?:ember|embre)?|d[ée]c(?:ember|embre)?"
+)
+DATE_RE = re.compile(
+    r"(?<![\d])(?:\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}|\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}|"
+    rf"\d{{1,2}}(?:st|nd|rd|th)?[ \-]?(?:{_MONTHS})\.?[ ,\-]*\d{{2,4}}|"
+    rf"(?:{_MONTHS})\.? \d{{1,2}},? \d{{4}})(?![\d])",
+    re.IGNORECASE,
+)
+"""A printed date (numeric, or with an English or French month name), as a whole."""
+
+AMOUNT_RE = re.compile(r"(?<![\d.,])-?\d{1,3}(?:(?:[ ,.']\d{3})+|\d*)[.,]\d{2}(?![\d])")
+"""A money amount with two decimals (``1,234.50``, ``1.234,50``, ``-12.00``)."""
+
+AMOUNT_PATTERN = r"^-?[0-9]{1,3}([ ,.']?[0-9]{3}){0,4}([.,][0-9]{1,2})?$"
+"""A money amount as a bounded JSON-schema ``pattern`` (``1,234.50``, ``1.234,50``, ``-12``)."""
+
+ID_RE = re.compile(r"(?<![\w])[A-Za-z0-9#][A-Za-z0-9/\-_.#:]{2,}(?![\w])")
+"""An identifier-like token of three or more characters (``INV-2018/001``)."""
+
+SPACED_ID_RE = re.compile(r"[A-Z]{2}(?: ?[A-Z0-9]{2,}){1,6}")
+"""A tax id or reference printed in groups after a country code (``FR 65 501744252``)."""
+
+GROUPED_ID_RE = re.compile(r"[\dA-Z][\d /A-Z-]{4,}\d")
+"""Upper-case letters and digits in groups, ending in a digit (``DE 123 456 789``)."""
+
+EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
+PERCENT_RE = re.compile(r"\d{1,3}(?:[.,]\d+)?\s?%")
+RATE_RE = re.compile(r"\d{1,2}(?:[.,]\d+)?%?")
+"""A tax rate with or without its percent sign (``19``, ``7,5%``): never an identifier."""
+CURRENCY_RE = re.compile(r"(?<![A-Za-z])(?:RM|EUR|USD|GBP|MYR|SGD|CHF|JPY|€|\$|£)(?![A-Za-z])")
+
+NUMBER_WORD = re.compile(r"^[^\w]*[\d.,'’ -]*\d[\d.,'’ %-]*[^\w]*$")
+"""A word that is a number, possibly with separators, sign, percent and punctuation around."""
+
+# ------------------------------------------------------------------------------------- readers
+
+ISO_DATE = re.compile(r"(?<!\d)(\d{4})\s*([-/.])\s*(\d{1,2})\s*\2\s*(\d{1,2})(?!\d)")
+"""Year first: groups year, separator, month (or day), day (or month)."""
+
+NUMERIC_DATE = re.compile(r"(?<!\d)(\d{1,2})\s*([-/.])\s*(\d{1,2})\s*\2\s*(\d{4}|\d{2})(?!\d)")
+"""Year last: groups first number, separator, second number, year."""
+
+CJK_DATE_MARKS = re.compile(r"\s*[年月日년월일]\s*")
+COMPACT_DATE = re.compile(r"(?<!\d)(\d{8})(?!\d)")
+
+_FILL = r"(?:\s+(?:de|of|del)\s+|[\s\-/.,]*)"
+_DAY = r"(\d{1,2})(?!\d)(?:st|nd|rd|th|er|e|o|º)?\.?"
+NAMED_DATES = (
+    (re.compile(rf"(?<!\d){_DAY}{_FILL}([a-z]{{3,}})\.?{_FILL}(\d{{4}}|\d{{2}})(?!\d)"), 1, 2, 3),
+    (re.compile(rf"([a-z]{{3,}})\.?[\s\-/.]*{_DAY}(?:,\s*|\s+|-)(\d{{4}}|\d{{2}})(?!\d)"), 2, 1, 3),
+    (re.compile(rf"(?<!\d)(\d{{4}})[\s\-/.]+([a-z]{{3,}})\.?[\s\-/.]+{_DAY}"), 3, 2, 1),
+)
+"""Dates with a month name, on accent-free lower-case text: (pattern, day, month, year group)."""
+
+MONTH_NAMES: dict[int, tuple[str, ...]] = {
+    # English, French, German, Spanish, Italian, Dutch, Portuguese (accents already stripped)
+    1: ("january", "janvier", "januar", "janner", "enero", "gennaio", "januari", "janeiro"),
+    2: ("february", "fevrier", "februar", "febrero", "febbraio", "februari", "fevereiro"),
+    3: ("march", "mars", "marz", "marzo", "maart", "marco", "mrz", "mrt"),
+    4: ("april", "avril", "abril", "aprile"),
+    5: ("may", "mai", "mayo", "maggio", "mei", "maio"),
+    6: ("june", "juin", "juni", "junio", "giugno", "junho"),
+    7: ("july", "juillet", "juli", "julio", "luglio", "julho", "juil"),
+    8: ("august", "aout", "agosto", "augustus"),
+    9: ("september", "septembre", "septiembre", "settembre", "setembro", "sept"),
+    10: ("october", "octobre", "oktober", "octubre", "ottobre", "outubro"),
+    11: ("november", "novembre", "noviembre", "novembro"),
+    12: ("december", "decembre", "dezember", "diciembre", "dicembre", "dezembro"),
+}
+"""Month names by number, for :data:`NAMED_DATES` (any unambiguous prefix is read too)."""
+
+NUMBER_RUN = re.compile(r"\d(?:[\d.,'’\s\u00a0\u202f]*\d)?")
+"""A run of digits with the separators printed inside numbers."""
+
+SPACED_NUMBER = re.compile(r"\d{1,3}(?:[ '’\u00a0\u202f]\d{3})+(?:[.,]\d+)?")
+"""A number grouped by spaces or apostrophes (``75 974,00``, ``1'234.56``)."""
+
+_CURRENCY_MARK = r"(?:[^\w\s]{1,3}|[A-Za-z]{1,3})?"  # "$", "RM", "USD" between sign and digits
+# "RM-9.00" and "- $ 9.00" are negative; "TOTAL-RM 9.00" is a label with a hyphen in it.
+SIGN_BEFORE = re.compile(rf"(?:[-−–]|(?<![A-Za-z0-9])[-−–]\s*{_CURRENCY_MARK})\s*$")
+PAREN_BEFORE = re.compile(rf"\(\s*{_CURRENCY_MARK}\s*$")
+SIGN_AFTER = re.compile(r"\s*(?:[-−–](?!\s*\d)|cr\b|credit\b)", re.IGNORECASE)

@@ -1,0 +1,103 @@
+"""Typed value patterns: one definition of what dates, amounts, ids, ... look like."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from confidence.documents.normalize import parse_amount, parse_date
+from confidence.documents.patterns import (
+    AMOUNT_PATTERN,
+    AMOUNT_RE,
+    CURRENCY_RE,
+    DATE_RE,
+    EMAIL_RE,
+    GROUPED_ID_RE,
+    IBAN_RE,
+    ID_RE,
+    NUMBER_WORD,
+    PERCENT_RE,
+    SPACED_ID_RE,
+)
+
+
+def _all(pattern, text):
+    return [m.group(0) for m in pattern.finditer(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("Date: 25/12/2018 8:13 PM", ["25/12/2018"]),
+        ("2018-12-25", ["2018-12-25"]),
+        ("issued 3 Jan 2019, due Jan 9, 2019", ["3 Jan 2019", "Jan 9, 2019"]),
+        ("12 février 2025", ["12 février 2025"]),
+        ("phone 012-345 6789", []),
+    ],
+)
+def test_date_re(text, found):
+    assert _all(DATE_RE, text) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("TOTAL RM 1,234.50", ["1,234.50"]),
+        ("Summe 1.234,50 EUR", ["1.234,50"]),
+        ("CASH 2000.00 CHANGE -12.00", ["2000.00", "-12.00"]),
+        ("QTY 3 x 12", []),
+        ("75 974,00", ["75 974,00"]),
+    ],
+)
+def test_amount_re(text, found):
+    assert _all(AMOUNT_RE, text) == found
+
+
+def test_other_finders():
+    assert _all(EMAIL_RE, "Mail: billing@acme.co.uk.") == ["billing@acme.co.uk."]
+    assert _all(IBAN_RE, "IBAN DE89 3704 0044 0532 0130 00") == ["DE89 3704 0044 0532 0130 00"]
+    assert _all(PERCENT_RE, "MwSt 19 % and 7,5%") == ["19 %", "7,5%"]
+    assert _all(CURRENCY_RE, "RM 9.00 / EUR / €5 / EURO") == ["RM", "EUR", "€"]
+    assert _all(ID_RE, "Invoice INV-2018/001") == ["Invoice", "INV-2018/001"]
+    assert NUMBER_WORD.match("1,234.50") and not NUMBER_WORD.match("INV-001")
+    assert SPACED_ID_RE.match("FR 65 501744252 (TVA)").group(0) == "FR 65 501744252"
+    assert GROUPED_ID_RE.match("123 456 789 B01").group(0) == "123 456 789 B01"
+    assert GROUPED_ID_RE.match("INV") is None
+
+
+@pytest.mark.parametrize("good", ["1,234.50", "1.234,50", "-12", "100", "1 234 567.5"])
+def test_amount_pattern_accepts(good):
+    assert re.fullmatch(AMOUNT_PATTERN, good)
+
+
+@pytest.mark.parametrize("bad", ["", "12.3456", "1234567890123456789", "12a", "1,2,3"])
+def test_amount_pattern_rejects(bad):
+    assert not re.fullmatch(AMOUNT_PATTERN, bad)
+
+
+amounts = st.decimals(min_value=0, max_value=10**9, places=2, allow_nan=False)
+
+
+@given(amounts, st.sampled_from([(",", "."), (".", ","), ("", "."), (" ", ",")]))
+def test_found_amounts_parse_back(value, seps):
+    """Every amount the finder proposes parses to the value that was printed."""
+    group, point = seps
+    whole, frac = f"{value:.2f}".split(".")
+    grouped = f"{int(whole):,}".replace(",", group) if group else whole
+    printed = f"{grouped}{point}{frac}"
+    found = _all(AMOUNT_RE, f"Total {printed} EUR")
+    assert found == [printed]
+    assert parse_amount(found[0]) == Decimal(f"{value:.2f}")
+
+
+@given(st.dates(min_value=date(1950, 1, 1), max_value=date(2099, 12, 31)), st.sampled_from("/.-"))
+def test_found_dates_parse_back(d, sep):
+    printed = f"{d.day:02d}{sep}{d.month:02d}{sep}{d.year}"
+    found = _all(DATE_RE, f"Datum: {printed} 10:00")
+    assert found == [printed]
+    assert parse_date(found[0]) == d

@@ -1,0 +1,124 @@
+"""The one label vocabulary (``labels.json``) and what the calls and features read from it."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from confidence.documents.text import fold_text, page_keys
+from confidence.documents.vocab import (
+    CUES,
+    LABEL_WORDS,
+    LABELS,
+    NEGATIVE_CUES,
+    VALUE_CUE_KEYS,
+    concepts_of,
+    cue_score,
+    field_concept,
+    field_cues,
+    field_keys,
+    find_labels,
+    is_label_like,
+    label_cues,
+    label_flags,
+)
+from confidence.schema import Field
+
+
+def test_table_is_package_data_with_every_section_described():
+    table = json.loads(files("confidence.documents").joinpath("labels.json").read_text("utf-8"))
+    sections = set(table) - {"about"}
+    assert sections == set(table["about"])
+    assert set(LABELS) == set(table["concepts"])
+
+
+def test_table_is_consistent():
+    for concept, phrases in LABELS.items():
+        assert phrases, concept
+        assert all(p == fold_text(p) and p for p in phrases), concept
+    assert set(NEGATIVE_CUES) <= set(CUES)
+    assert set(VALUE_CUE_KEYS) <= set(CUES)
+    assert all(w == w.lower() and w.isalnum() for w in LABEL_WORDS)
+
+
+@pytest.mark.parametrize(
+    ("printed", "concept"),
+    [
+        ("Rechnungsnummer:", "doc_id"),
+        ("N° de facture", "doc_id"),
+        ("Fälligkeitsdatum", "date_due"),
+        ("USt-IdNr.", "tax_id"),
+        ("Net à payer", "amount_due"),
+        ("Total TVA", "amount_tax"),
+        ("Lieferdatum", "other_date"),
+        ("Importe total", "amount_gross"),
+        ("Factuurdatum", "date_issue"),
+    ],
+)
+def test_multilingual_labels(printed, concept):
+    t = fold_text(printed)
+    hits = find_labels(t)
+    assert hits and hits[0][2][0] == concept
+    assert t[hits[0][0] : hits[0][1]] == t  # the whole label, longest phrase wins
+
+
+def test_ambiguous_phrase_names_both_concepts():
+    assert concepts_of("vat") == ("tax_id", "amount_tax")
+
+
+@pytest.mark.parametrize(
+    ("field", "concept"),
+    [
+        (Field("invoice_number", "id"), "doc_id"),
+        (Field("invoice_date", "date"), "date_issue"),
+        (Field("due_date", "date"), "date_due"),
+        (Field("total", "amount"), "amount_gross"),
+        (Field("total_untaxed", "amount"), "amount_net"),
+        (Field("tax_amount", "amount"), "amount_tax"),
+        (Field("vendor_vat_number", "id"), "tax_id"),
+        (Field("company", "text"), "vendor_name"),
+        (Field("address", "address"), "vendor_address"),
+        (Field("customer_name", "text"), "customer_name"),
+        (Field("notes", "text"), None),
+    ],
+)
+def test_field_concept(field, concept):
+    assert field_concept(field) == concept
+
+
+def test_cues_of_a_field():
+    assert field_keys(Field("invoice_date_due", "date")) == ["invoice", "date", "due"]
+    assert field_keys(Field("vendor", "text")) == ["company"]  # an alias
+    assert "gst" in field_cues(Field("tax_amount", "amount"))
+    # description words are cues near a value but never labels
+    f = Field("address", "address", "Postal address of the issuing company")
+    assert "issuing" in field_cues(f) and "issuing" not in label_cues(f)
+    assert "sdn bhd" in field_cues(Field("company", "text"))
+    assert "sdn bhd" not in label_cues(Field("company", "text"))
+
+
+def test_cue_score():
+    assert cue_score("GRAND TOTAL (RM)", ("total",)) == 1.0
+    assert cue_score("DEPOSIT", ("po",)) == 0.0  # short cues match whole words only
+    assert 0.8 <= cue_score("Invoice Numbet", ("invoice number",)) < 1.0  # OCR slip
+    assert cue_score("abc", ("invoice number",)) == 0.0
+
+
+def test_label_words():
+    assert [is_label_like(w) for w in ("Total:", "Date", "12.50", "INV-001", "No.", "Ça:")] == [
+        True,
+        True,
+        False,
+        False,
+        True,
+        True,
+    ]
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from("aZ09:.,-/ %€é"), max_size=8), max_size=8))
+def test_label_flags_equal_per_word_test(ws):
+    assert label_flags(ws, *page_keys(ws)) == [is_label_like(w) for w in ws]
