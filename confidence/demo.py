@@ -101,7 +101,6 @@ def pipeline_tour(
     from confidence.datasets.synthetic import SCHEMA, synth_document
     from confidence.documents import load
     from confidence.engine import ConfidenceEngine
-    from confidence.extraction import extract_document
     from confidence.llm import make_client
     from confidence.output import write_rows
 
@@ -117,8 +116,7 @@ def pipeline_tour(
         path.write_bytes(sd.data)
         t = time.perf_counter()
         doc = load(path, doc_id=sd.doc_id)
-        run_rec = extract_document(doc, SCHEMA, client)
-        scores = engine.score_records([run_rec], SCHEMA, {doc.doc_id: doc})
+        scores = engine.extract_and_score(doc, SCHEMA, client)
         kind = "scan" if doc.pages and doc.pages[0].source == "ocr" else "digital PDF"
         through = ConfidenceEngine.straight_through(scores)[doc.doc_id]
         print(
