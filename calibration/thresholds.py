@@ -325,8 +325,11 @@ class ThresholdSelector(BaseEstimator):
 
         Examples
         --------
-        >>> sel = ThresholdSelector(target_accuracy=0.5, min_samples=1).fit(
-        ...     [0.2, 0.9, 0.95], [0, 1, 1], ["a", "a", "a"], ["amount"] * 3)
+        >>> rng = np.random.default_rng(0)
+        >>> s = rng.uniform(size=2000)
+        >>> y = (rng.uniform(size=2000) < 0.9 + 0.1 * s).astype(int)
+        >>> sel = ThresholdSelector(target_accuracy=0.9, min_samples=100).fit(
+        ...     s, y, ["a"] * 2000, ["amount"] * 2000)
         >>> lam, src = sel.lookup_many(["a", "b", "c"], ["amount", "amount", "date"])
         >>> src
         ['field', 'type', 'global']

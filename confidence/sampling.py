@@ -48,7 +48,7 @@ def split_documents(groups, shares: Sequence[float], seed: int) -> list[np.ndarr
     --------
     >>> masks = split_documents(["a", "a", "b", "c", "c", "d"], (0.5, 0.5), seed=0)
     >>> [m.tolist() for m in masks]
-    [[False, False, True, True, True, False], [True, True, False, False, False, True]]
+    [[True, True, False, True, True, False], [False, False, True, False, False, True]]
     """
     groups = np.asarray(groups)
     uniq = np.unique(groups)
