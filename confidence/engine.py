@@ -207,6 +207,11 @@ class ConfidenceEngine(BaseEstimator):
             raise DatasetError("need at least 3 documents to split fusion/calibration/thresholds")
         fit_m, cal_m, thr_m = split_documents(groups, self.split, self.random_state)
         for name, m in (("calibration", cal_m), ("threshold", thr_m)):
+            if not m.any():
+                raise DatasetError(
+                    f"the {name} split has no document ({len(np.unique(groups))} documents "
+                    f"split {tuple(self.split)}); add labelled documents (a few dozen at least)"
+                )
             if len(np.unique(y[m])) < 2:
                 raise DatasetError(
                     f"the {name} split has only {'correct' if y[m][0] else 'wrong'} fields; "

@@ -370,3 +370,9 @@ def test_explain_is_a_shap_explanation_summing_to_the_margin(fitted):
     assert by_rec.values.shape == (1, len(FEATURE_NAMES))
     with pytest.raises(ValueError, match="schema"):
         eng.explain(recs)
+
+
+def test_too_few_documents_for_the_split_is_a_clear_error():
+    X, y, g, f, t = _table(n_docs=3)  # 3 documents: 0.6/0.2/0.2 leaves the calibration empty
+    with pytest.raises(DatasetError, match="calibration split has no document"):
+        ConfidenceEngine().fit(X, y, groups=g, fields=f, field_types=t)
