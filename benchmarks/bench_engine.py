@@ -16,7 +16,7 @@ Sections (each runs when its inputs exist, and says so when they do not):
 2. **zero-shot** on ``DATA/sroie-dev`` and ``DATA/invoices-generated`` with runs
    ``WORK/runs-<name>.jsonl``: the default model as shipped, then Lasso recalibration on 30
    labelled documents of the new domain (metrics on the remaining documents).
-3. **throughput** of :meth:`ConfidenceEngine.score_records` from recorded runs without
+3. **throughput** of :meth:`ConfidenceEngine.score` from recorded runs without
    documents, in fields per CPU second on one core (``time.process_time``; the build machine is
    shared, wall time is also given), with and without reasons.
 """
@@ -37,8 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _metrics(table, conf, accepted=None):
-    sys.path.insert(0, str(ROOT))
-    from confidence.cli.evaluate_cmd import evaluate_table
+    from confidence.evaluation import evaluate_table
 
     if accepted is None:
         accepted = np.zeros(len(table), dtype=bool)
@@ -70,8 +69,8 @@ def _print(title: str, m: dict) -> None:
 
 def _table(ds_dirs, runs_paths, use_documents=True):
     from confidence.datasets.folder import Dataset
+    from confidence.evaluation import build_table
     from confidence.records import load_runs
-    from confidence.training import build_table
 
     runs = load_runs(runs_paths)
     return build_table([Dataset.open(d) for d in ds_dirs], runs, use_documents=use_documents)
@@ -79,7 +78,7 @@ def _table(ds_dirs, runs_paths, use_documents=True):
 
 def _held_out(engine, table, key: str, title: str, results: dict) -> None:
     conf = engine.predict_confidence(table.rows.X)
-    acc = np.array([s.decision == "accept" for s in engine.route_rows(table.rows, explain=False)])
+    acc = np.array([s.decision == "accept" for s in engine.score_rows(table.rows, explain=False)])
     m = _metrics(table, conf, acc)
     m["n_documents"] = table.n_documents
     results[key] = m
@@ -87,7 +86,7 @@ def _held_out(engine, table, key: str, title: str, results: dict) -> None:
 
 
 def held_out_synthetic(work: Path, engine, results: dict) -> None:
-    from confidence.training import cross_fit
+    from confidence.evaluation import cross_fit
 
     runs = work / "runs.jsonl.gz"
     if not runs.exists() or not (work / "split-test").exists():
@@ -103,8 +102,8 @@ def held_out_synthetic(work: Path, engine, results: dict) -> None:
         sets += [work / "split-rtrain", work / "split-rtest"]
         all_runs.append(r_runs)
     full = _table(sets, all_runs)
-    conf, acc = cross_fit(full, n_splits=5)
-    m = _metrics(full, conf, acc)
+    cf = cross_fit(full, n_splits=5)
+    m = _metrics(full, cf.confidence, cf.accepted)
     m["n_documents"] = full.n_documents
     results["synthetic_crossfit"] = m
     _print(f"synthetic, 5-fold cross-fit ({full.n_documents} docs, {len(full)} fields)", m)
@@ -121,7 +120,7 @@ def zero_shot(work: Path, data: Path, engine, results: dict) -> None:
         # the shipped thresholds as they are: their guarantee was certified on synthetic
         # invoices, so the accuracy of what they accept here measures the domain shift
         acc = np.array(
-            [s.decision == "accept" for s in engine.route_rows(table.rows, explain=False)]
+            [s.decision == "accept" for s in engine.score_rows(table.rows, explain=False)]
         )
         m = _metrics(table, conf, acc)
         results[f"zeroshot_{name}"] = m
@@ -156,7 +155,7 @@ def _lasso(engine, table, name: str, results: dict, n_docs: int = 30, draws: int
             tr.rows.X, tr.y, fields=np.asarray(tr.rows.fields),
             field_types=np.asarray(tr.rows.field_types),
         )  # fmt: skip
-        acc = np.array([s.decision == "accept" for s in eng3.route_rows(te.rows, explain=False)])
+        acc = np.array([s.decision == "accept" for s in eng3.score_rows(te.rows, explain=False)])
         m = _metrics(te, eng2.predict_confidence(te.rows.X), acc)
         if k == 0:
             results[f"lasso{n_docs}_{name}"] = m
@@ -244,7 +243,7 @@ def throughput(work: Path, engine, results: dict) -> None:
     reps = max(1, 20_000 // (len(runs) * len(schema)) + 1)
     batch = [r for _ in range(reps) for r in runs]
     n_fields = len(batch) * len(schema)
-    engine.score_records(batch[:10], schema)  # warm-up
+    engine.score(batch[:10], schema)  # warm-up
     out = {}
     # best of several repetitions (as timeit does): other tenants of the shared machine only ever
     # slow a run down, so the fastest one is the closest to the code's own cost
@@ -252,7 +251,7 @@ def throughput(work: Path, engine, results: dict) -> None:
         cpus, walls = [], []
         for _ in range(reps):
             c0, w0 = time.process_time(), time.perf_counter()
-            engine.score_records(batch, schema, explain=explain)
+            engine.score(batch, schema, explain=explain)
             cpus.append(time.process_time() - c0)
             walls.append(time.perf_counter() - w0)
         key = "with_reasons" if explain else "no_reasons"

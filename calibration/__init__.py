@@ -1,12 +1,13 @@
 """Calibration, metrics and guaranteed thresholds (``confidence.calibration``).
 
 * :mod:`~confidence.calibration.calibrators` — fused score -> P(correct): isotonic, Platt, Lasso
-  recalibration, chosen by name with :func:`make_calibrator`; JSON round-trip via ``to_dict`` /
-  :func:`calibrator_from_dict`.
+  recalibration, chosen by name with :func:`make_calibrator`; saved through
+  :mod:`confidence.persistence`.
 * :mod:`~confidence.calibration.metrics` — AUROC, AURC, accuracy at coverage, coverage at accuracy,
   ECE, Brier; :func:`evaluate_scores` gives the ``metrics.json`` entry of one score column.
 * :mod:`~confidence.calibration.thresholds` — :class:`ThresholdSelector`, per-field thresholds with
-  a finite-sample accuracy guarantee (Learn then Test) and a field -> type -> global fallback.
+  a finite-sample accuracy guarantee (Learn then Test); it owns the field -> type -> global
+  fallback (:meth:`ThresholdSelector.lookup`).
 """
 
 from confidence.calibration.calibrators import (
@@ -14,7 +15,6 @@ from confidence.calibration.calibrators import (
     IsotonicCalibrator,
     LassoRecalibrator,
     PlattCalibrator,
-    calibrator_from_dict,
     make_calibrator,
 )
 from confidence.calibration.metrics import (
@@ -42,7 +42,6 @@ __all__ = [
     "aurc_oracle",
     "auroc",
     "brier",
-    "calibrator_from_dict",
     "coverage_at_accuracy",
     "ece",
     "evaluate_scores",

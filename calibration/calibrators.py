@@ -1,18 +1,20 @@
 """Map a fused score to P(correct): isotonic, Platt and Lasso recalibration.
 
 All three follow the scikit-learn estimator contract (keyword-only ``__init__`` that only stores,
-``fit`` returns ``self``, learned attributes end in ``_``) and take 1-D scores rather than a feature
-matrix, like :class:`sklearn.isotonic.IsotonicRegression`. ``predict_proba(scores)`` returns a 1-D
-array of P(correct) in [0, 1] (not the two-column array of a classifier). Every calibrator
-round-trips through JSON with ``to_dict`` / :func:`calibrator_from_dict`, so a saved model needs no
-pickle.
+``fit`` returns ``self``, learned attributes end in ``_``, parameters checked against
+``_parameter_constraints`` when fitting) and take 1-D scores rather than a feature matrix, like
+:class:`sklearn.isotonic.IsotonicRegression`. ``predict_proba(scores)`` returns the two columns of a
+binary classifier, shape (n, 2), column 1 = P(correct); ``predict(scores)`` returns that column
+alone (like ``IsotonicRegression.predict``). Every calibrator is a registered part kind of
+:mod:`confidence.persistence` (``to_dict`` / ``from_dict``), so a saved model needs no pickle.
 
 Pick one with :func:`make_calibrator` from a name or pass a fitted-compatible object.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
 import numpy as np
 import sklearn
@@ -22,14 +24,16 @@ from sklearn.base import BaseEstimator
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold, StratifiedKFold, cross_val_score
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
+
+from confidence.persistence import register_part
 
 __all__ = [
     "CALIBRATORS",
     "IsotonicCalibrator",
     "LassoRecalibrator",
     "PlattCalibrator",
-    "calibrator_from_dict",
     "make_calibrator",
 ]
 
@@ -74,6 +78,11 @@ def _logit(s: np.ndarray) -> np.ndarray:
     return logit(np.clip(s, _EPS, 1 - _EPS))
 
 
+def _two_columns(p: np.ndarray) -> np.ndarray:
+    return np.column_stack([1.0 - p, p])
+
+
+@register_part("isotonic", format_version=2)
 class IsotonicCalibrator(BaseEstimator):
     """Monotone, piecewise-linear map from score to P(correct), ranking kept.
 
@@ -100,11 +109,16 @@ class IsotonicCalibrator(BaseEstimator):
     --------
     >>> cal = IsotonicCalibrator().fit([0.1, 0.4, 0.6, 0.9], [0, 0, 1, 1])
     >>> cal.predict_proba([0.2, 0.95]).round(4).tolist()
-    [0.0, 1.0]
-    >>> p = cal.predict_proba([0.2, 0.3])  # same step, order kept
+    [[1.0, 0.0], [0.0, 1.0]]
+    >>> p = cal.predict([0.2, 0.3])  # same step, order kept
     >>> bool(p[0] < p[1])
     True
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "increasing": ["boolean"],
+        "tie_break": [Interval(Real, 0.0, 0.01, closed="left")],
+    }
 
     def __init__(self, *, increasing: bool = True, tie_break: float = 1e-6) -> None:
         self.increasing = increasing
@@ -112,8 +126,7 @@ class IsotonicCalibrator(BaseEstimator):
 
     def fit(self, scores, y, *, signals=None, groups=None) -> IsotonicCalibrator:
         """Fit on calibration scores and 0/1 correctness (``signals``/``groups`` are ignored)."""
-        if not 0.0 <= self.tie_break < 0.01:
-            raise ValueError(f"tie_break={self.tie_break!r}; pass a value in [0, 0.01)")
+        self._validate_params()
         s, y = _check_fit_input(scores, y)
         iso = IsotonicRegression(
             y_min=0.0, y_max=1.0, increasing=self.increasing, out_of_bounds="clip"
@@ -122,8 +135,8 @@ class IsotonicCalibrator(BaseEstimator):
         self.y_thresholds_ = np.asarray(iso.y_thresholds_, dtype=float)
         return self
 
-    def predict_proba(self, scores, *, signals=None) -> np.ndarray:
-        """P(correct) for each score."""
+    def predict(self, scores, *, signals=None) -> np.ndarray:
+        """P(correct) for each score, shape (n,)."""
         check_is_fitted(self, "X_thresholds_")
         s = _check_scores(scores)
         # np.interp clips at the ends, matching IsotonicRegression(out_of_bounds="clip").
@@ -134,12 +147,13 @@ class IsotonicCalibrator(BaseEstimator):
             p = (1.0 - eps) * p + eps * (u if self.increasing else 1.0 - u)
         return p
 
-    predict = predict_proba
+    def predict_proba(self, scores, *, signals=None) -> np.ndarray:
+        """Class probabilities, shape (n, 2); column 1 is P(correct)."""
+        return _two_columns(self.predict(scores))
 
     def to_dict(self) -> dict[str, Any]:
         check_is_fitted(self, "X_thresholds_")
         return {
-            "kind": "isotonic",
             "params": self.get_params(),
             "X_thresholds": self.X_thresholds_.tolist(),
             "y_thresholds": self.y_thresholds_.tolist(),
@@ -153,6 +167,7 @@ class IsotonicCalibrator(BaseEstimator):
         return cal
 
 
+@register_part("platt", format_version=2)
 class PlattCalibrator(BaseEstimator):
     """Sigmoid ``P(correct) = expit(a * t(score) + b)`` fitted by maximum likelihood.
 
@@ -173,9 +188,12 @@ class PlattCalibrator(BaseEstimator):
     Examples
     --------
     >>> cal = PlattCalibrator().fit([0.2, 0.3, 0.6, 0.7, 0.8, 0.9], [0, 1, 0, 1, 1, 1])
-    >>> bool(cal.predict_proba([0.9])[0] > cal.predict_proba([0.2])[0])
-    True
+    >>> p = cal.predict_proba([0.2, 0.9])
+    >>> p.shape, bool(p[1, 1] > p[0, 1])
+    ((2, 2), True)
     """
+
+    _parameter_constraints: ClassVar[dict] = {"input": [StrOptions({"logit", "raw"})]}
 
     def __init__(self, *, input: str = "logit") -> None:
         self.input = input
@@ -187,12 +205,11 @@ class PlattCalibrator(BaseEstimator):
                     'input="logit" needs scores in [0, 1]; use input="raw" for margins'
                 )
             return _logit(s)
-        if self.input == "raw":
-            return s
-        raise ValueError(f"input={self.input!r}; valid values: 'logit', 'raw'")
+        return s
 
     def fit(self, scores, y, *, signals=None, groups=None) -> PlattCalibrator:
         """Fit on calibration scores and 0/1 correctness (``signals``/``groups`` are ignored)."""
+        self._validate_params()
         s, y = _check_fit_input(scores, y)
         _require_two_classes(y, "PlattCalibrator")
         t = self._transform(s)
@@ -211,17 +228,18 @@ class PlattCalibrator(BaseEstimator):
         self.coef_, self.intercept_ = float(res.x[0]), float(res.x[1])
         return self
 
-    def predict_proba(self, scores, *, signals=None) -> np.ndarray:
-        """P(correct) for each score."""
+    def predict(self, scores, *, signals=None) -> np.ndarray:
+        """P(correct) for each score, shape (n,)."""
         check_is_fitted(self, "coef_")
         return expit(self.coef_ * self._transform(_check_scores(scores)) + self.intercept_)
 
-    predict = predict_proba
+    def predict_proba(self, scores, *, signals=None) -> np.ndarray:
+        """Class probabilities, shape (n, 2); column 1 is P(correct)."""
+        return _two_columns(self.predict(scores))
 
     def to_dict(self) -> dict[str, Any]:
         check_is_fitted(self, "coef_")
         return {
-            "kind": "platt",
             "params": self.get_params(),
             "coef": self.coef_,
             "intercept": self.intercept_,
@@ -234,6 +252,7 @@ class PlattCalibrator(BaseEstimator):
         return cal
 
 
+@register_part("lasso", format_version=2)
 class LassoRecalibrator(BaseEstimator):
     """L1 logistic regression on ``logit(fused score)`` plus a few named signals.
 
@@ -286,10 +305,19 @@ class LassoRecalibrator(BaseEstimator):
     >>> cal = LassoRecalibrator(C=1.0).fit(s, y, signals={"noise": rng.normal(size=200)})
     >>> cal.feature_names_
     ['logit_score', 'noise']
-    >>> p = cal.predict_proba([0.1, 0.9], signals={"noise": [0.0, 0.0]})
+    >>> p = cal.predict([0.1, 0.9], signals={"noise": [0.0, 0.0]})
     >>> bool(p[1] > p[0])
     True
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"cv"})],
+        "Cs": ["array-like"],
+        "n_splits": [Interval(Integral, 2, None, closed="left")],
+        "score_penalty": [Interval(Real, 0, 1, closed="right")],
+        "selection": [StrOptions({"min", "1se"})],
+        "signal_names": ["array-like", None],
+    }
 
     def __init__(
         self,
@@ -339,11 +367,7 @@ class LassoRecalibrator(BaseEstimator):
         return np.column_stack([*cols, mat]), out_names + keys
 
     def _choose_C(self, Z: np.ndarray, y: np.ndarray, groups) -> float:
-        if self.selection not in ("1se", "min"):
-            raise ValueError(f"selection={self.selection!r}; pass '1se' or 'min'")
         if self.C != "cv":
-            if not isinstance(self.C, (int, float)) or self.C <= 0:
-                raise ValueError(f"C={self.C!r}; pass a positive float or 'cv'")
             return float(self.C)
         if groups is not None and len(np.unique(groups)) >= self.n_splits:
             splits = list(GroupKFold(n_splits=self.n_splits).split(Z, y, groups))
@@ -381,6 +405,7 @@ class LassoRecalibrator(BaseEstimator):
 
     def fit(self, scores, y, *, signals=None, groups=None) -> LassoRecalibrator:
         """Fit on scores, optional signals (2-D array or dict name -> column) and correctness."""
+        self._validate_params()
         s, y = _check_fit_input(scores, y)
         _require_two_classes(y, "LassoRecalibrator")
         X, names = self._design(s, signals, None)
@@ -389,8 +414,6 @@ class LassoRecalibrator(BaseEstimator):
         self.scale_ = np.where(scale > 0, scale, 1.0)  # constant signal: leave unscaled
         # penalty factor on the fused score: the L1 penalty on its coefficient is
         # ``score_penalty`` times the signals' (dividing a column by f multiplies its penalty by f)
-        if not 0 < self.score_penalty <= 1:
-            raise ValueError(f"score_penalty={self.score_penalty!r}; pass a value in (0, 1]")
         self.scale_[0] *= self.score_penalty
         Z = (X - self.mean_) / self.scale_
         self.C_ = self._choose_C(Z, y, groups)
@@ -400,14 +423,16 @@ class LassoRecalibrator(BaseEstimator):
         self.feature_names_ = names
         return self
 
-    def predict_proba(self, scores, *, signals=None) -> np.ndarray:
-        """P(correct) for each score given the same signals as at fit time."""
+    def predict(self, scores, *, signals=None) -> np.ndarray:
+        """P(correct) for each score given the same signals as at fit time, shape (n,)."""
         check_is_fitted(self, "coef_")
         s = _check_scores(scores)
         X, _ = self._design(s, signals, self.feature_names_[1:])
         return expit(((X - self.mean_) / self.scale_) @ self.coef_ + self.intercept_)
 
-    predict = predict_proba
+    def predict_proba(self, scores, *, signals=None) -> np.ndarray:
+        """Class probabilities, shape (n, 2); column 1 is P(correct)."""
+        return _two_columns(self.predict(scores, signals=signals))
 
     def to_dict(self) -> dict[str, Any]:
         check_is_fitted(self, "coef_")
@@ -415,7 +440,6 @@ class LassoRecalibrator(BaseEstimator):
         params["Cs"] = list(params["Cs"])
         params["signal_names"] = None if self.signal_names is None else list(self.signal_names)
         return {
-            "kind": "lasso",
             "params": params,
             "C": self.C_,
             "feature_names": list(self.feature_names_),
@@ -482,20 +506,3 @@ def make_calibrator(spec="isotonic", **params):
         f"calibrator must be one of {', '.join(sorted(CALIBRATORS))} or an object with fit and "
         f"predict_proba; got {type(spec).__name__}"
     )
-
-
-def calibrator_from_dict(d: dict[str, Any]):
-    """Rebuild a fitted calibrator from its ``to_dict`` output (dispatches on ``d["kind"]``).
-
-    Examples
-    --------
-    >>> cal = IsotonicCalibrator().fit([0.1, 0.9], [0, 1])
-    >>> calibrator_from_dict(cal.to_dict()).predict_proba([0.5]).round(4).tolist()
-    [0.5]
-    """
-    kind = d.get("kind") if isinstance(d, dict) else None
-    if kind not in CALIBRATORS:
-        raise ValueError(
-            f"calibrator dict has kind={kind!r}; valid: {', '.join(sorted(CALIBRATORS))}"
-        )
-    return CALIBRATORS[kind].from_dict(d)

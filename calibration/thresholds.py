@@ -32,22 +32,24 @@ field separately. The guarantee does not hold across a distribution shift.
 
 from __future__ import annotations
 
-import json
 import math
+from collections.abc import Sequence
+from numbers import Integral, Real
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.stats import binom
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from confidence import persistence
 from confidence.errors import ModelError
 
 __all__ = ["FALLBACKS", "REVIEW_ALL", "ThresholdSelector", "default_grid", "ltt_threshold"]
 
 REVIEW_ALL = math.inf  # threshold that accepts nothing
-FORMAT_VERSION = 1
 FALLBACKS: dict[str, tuple[str, ...]] = {
     "field_type>global": ("type", "global"),
     "field_type": ("type",),
@@ -123,6 +125,7 @@ AUTO_POWER = 4
 """``min_samples="auto"`` = this many times the feasibility floor (see ThresholdSelector)."""
 
 
+@persistence.register_part("thresholds", format_version=2)
 class ThresholdSelector(BaseEstimator):
     """Choose per-field thresholds guaranteeing accuracy among accepted fields.
 
@@ -172,9 +175,17 @@ class ThresholdSelector(BaseEstimator):
     >>> sel = ThresholdSelector(target_accuracy=0.95).fit(s, y, fields, [types[f] for f in fields])
     >>> sel.sources_["total"], sel.sources_["iban"]
     ('field', 'global')
-    >>> sel.threshold_for("unseen_field", "amount") == sel.type_thresholds_["amount"]
+    >>> sel.lookup("unseen_field", "amount") == (sel.type_thresholds_["amount"], "type")
     True
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "target_accuracy": [Interval(Real, 0, 1, closed="neither")],
+        "confidence_level": [Interval(Real, 0, 1, closed="neither")],
+        "min_samples": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "fallback": [StrOptions(set(FALLBACKS))],
+        "grid": ["array-like", None],
+    }
 
     def __init__(
         self,
@@ -193,17 +204,9 @@ class ThresholdSelector(BaseEstimator):
 
     # -- validation -------------------------------------------------------------------------
     def _check_params(self) -> int:
-        for name in ("target_accuracy", "confidence_level"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not 0 < v < 1:
-                raise ValueError(f"{name}={v!r}; pass a float strictly between 0 and 1")
-        if self.fallback not in FALLBACKS:
-            raise ValueError(f"fallback={self.fallback!r}; valid: {', '.join(FALLBACKS)}")
-        floor = _min_n(self.target_accuracy, 1 - self.confidence_level)
+        self._validate_params()
         if self.min_samples == "auto":
-            return AUTO_POWER * floor
-        if not isinstance(self.min_samples, (int, np.integer)) or self.min_samples < 1:
-            raise ValueError(f"min_samples={self.min_samples!r}; pass a positive int or 'auto'")
+            return AUTO_POWER * _min_n(self.target_accuracy, 1 - self.confidence_level)
         return int(self.min_samples)
 
     @staticmethod
@@ -302,25 +305,60 @@ class ThresholdSelector(BaseEstimator):
         return REVIEW_ALL, "none"
 
     # -- use --------------------------------------------------------------------------------
-    def threshold_for(self, field: str, field_type: str | None = None) -> float:
-        """Threshold of a calibration field, or the fallback one for a field never seen.
+    def lookup(self, field: str, field_type: str | None = None) -> tuple[float, str]:
+        """Threshold of a field and where it comes from: ``"field"``, ``"type"``, ``"global"``
+        or ``"none"`` (``inf``: review always).
 
-        Unseen fields walk ``fallback`` from their ``field_type``; ``inf`` when no level applies.
+        A calibration field has its own entry; a field never seen walks ``fallback`` from its
+        ``field_type`` (field -> type -> global).
         """
         check_is_fitted(self, "thresholds_")
         if field in self.thresholds_:
-            return self.thresholds_[field]
-        return self._from_fallback(field_type)[0]
+            return self.thresholds_[field], self.sources_[field]
+        lam, source = self._from_fallback(field_type)
+        return lam, source if math.isfinite(lam) else "none"
+
+    def lookup_many(
+        self, fields: Sequence[str], field_types: Sequence[str | None] | None = None
+    ) -> tuple[np.ndarray, list[str]]:
+        """:meth:`lookup` for every row: thresholds (array) and sources (list), cached per field.
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> s = rng.uniform(size=2000)
+        >>> y = (rng.uniform(size=2000) < 0.9 + 0.1 * s).astype(int)
+        >>> sel = ThresholdSelector(target_accuracy=0.9, min_samples=100).fit(
+        ...     s, y, ["a"] * 2000, ["amount"] * 2000)
+        >>> lam, src = sel.lookup_many(["a", "b", "c"], ["amount", "amount", "date"])
+        >>> src
+        ['field', 'type', 'global']
+        """
+        types = [None] * len(fields) if field_types is None else list(field_types)
+        if len(types) != len(fields):
+            raise ValueError("fields and field_types must have the same length")
+        memo: dict[tuple[str, str | None], tuple[float, str]] = {}
+        lam = np.empty(len(fields), dtype=float)
+        src: list[str] = []
+        for i, key in enumerate(zip(fields, types, strict=True)):
+            hit = memo.get(key)
+            if hit is None:
+                hit = memo[key] = self.lookup(*key)
+            lam[i] = hit[0]
+            src.append(hit[1])
+        return lam, src
+
+    def threshold_for(self, field: str, field_type: str | None = None) -> float:
+        """The threshold alone of :meth:`lookup`."""
+        return self.lookup(field, field_type)[0]
 
     def predict(self, scores, fields, field_types=None) -> np.ndarray:
         """Boolean accept mask: ``score >= threshold_for(field, field_type)`` per row."""
         check_is_fitted(self, "thresholds_")
         s = np.asarray(scores, dtype=float)
-        f = list(fields)
-        t = [None] * len(f) if field_types is None else list(field_types)
-        if not len(s) == len(f) == len(t):
+        lam, _ = self.lookup_many(list(fields), field_types)
+        if len(s) != len(lam):
             raise ValueError("scores, fields and field_types must have the same length")
-        lam = np.array([self.threshold_for(a, b) for a, b in zip(f, t, strict=True)], dtype=float)
         # NaN scores compare False: an unscored field is never accepted.
         return s >= lam
 
@@ -336,7 +374,6 @@ class ThresholdSelector(BaseEstimator):
         if params["grid"] is not None:
             params["grid"] = np.asarray(params["grid"], dtype=float).tolist()
         return {
-            "format_version": FORMAT_VERSION,
             "params": params,
             "min_samples": self.min_samples_,
             "global_threshold": enc(self.global_threshold_),
@@ -362,11 +399,6 @@ class ThresholdSelector(BaseEstimator):
         def dec(v):
             return REVIEW_ALL if v is None else float(v)
 
-        if d.get("format_version") != FORMAT_VERSION:
-            raise ValueError(
-                f"thresholds format_version {d.get('format_version')!r} is not "
-                f"{FORMAT_VERSION}; re-run `extractconf tune` with this version"
-            )
         sel = cls(**d["params"])
         sel.min_samples_ = int(d["min_samples"])
         sel.global_threshold_ = dec(d["global_threshold"]) if d["global_available"] else None
@@ -384,13 +416,12 @@ class ThresholdSelector(BaseEstimator):
         return sel
 
     def save(self, path: str | Path) -> Path:
-        """Write ``thresholds.json`` (``path`` may be a directory or a ``.json`` file)."""
+        """Write the thresholds file (``path`` may be a directory or a ``.json`` file); the file
+        carries its own checksum and format version (:mod:`confidence.persistence`)."""
         p = Path(path)
         if p.suffix != ".json":
-            p.mkdir(parents=True, exist_ok=True)
             p = p / "thresholds.json"
-        p.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
-        return p
+        return persistence.save(self, p)
 
     @classmethod
     def load(cls, path: str | Path) -> ThresholdSelector:
@@ -398,9 +429,6 @@ class ThresholdSelector(BaseEstimator):
         p = Path(path)
         if p.is_dir():
             p = p / "thresholds.json"
-        try:
-            return cls.from_dict(json.loads(p.read_text()))
-        except FileNotFoundError:
-            raise ModelError(f"{p}: no thresholds file; run `extractconf tune` first") from None
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
-            raise ModelError(f"{p}: unreadable thresholds file ({e})") from e
+        if not p.exists():
+            raise ModelError(f"{p}: no thresholds file; run `extractconf tune` first")
+        return persistence.load(p, expect=cls)

@@ -97,7 +97,6 @@ def pipeline_tour(
     out: str | None = None,
 ) -> int:
     """Synthetic invoices -> Hunter + Mapper on ``llm`` -> scored table with reasons."""
-    from confidence.calls.extract import extract_document
     from confidence.datasets import matching
     from confidence.datasets.synthetic import SCHEMA, synth_document
     from confidence.documents import load_document
@@ -117,8 +116,7 @@ def pipeline_tour(
         path.write_bytes(sd.data)
         t = time.perf_counter()
         doc = load_document(path, doc_id=sd.doc_id)
-        run_rec = extract_document(doc, SCHEMA, client)
-        scores = engine.score_records([run_rec], SCHEMA, {doc.doc_id: doc})
+        scores = engine.extract_and_score(doc, SCHEMA, client)
         kind = "scan" if doc.pages and doc.pages[0].source == "ocr" else "digital PDF"
         through = ConfidenceEngine.straight_through(scores)[doc.doc_id]
         print(

@@ -11,29 +11,33 @@
 ``fit`` splits the *documents* three ways (fusion / calibration / thresholds, ``split``) so the
 calibrator and the threshold guarantee are fitted on documents the earlier stages never saw.
 
-A saved engine is a folder without pickle: ``fusion.lgb.txt`` + ``fusion.json`` (LightGBM text
-model), ``calibrator.json``, ``thresholds.json`` and ``engine.json`` (format version, extractconf
-version, feature names, the schema seen at training, metrics on the held-out threshold split).
+Two entry points, as in uqlm: :meth:`~ConfidenceEngine.score` for recorded or third-party
+extractions and :meth:`~ConfidenceEngine.extract_and_score` for a live LLM call;
+:meth:`~ConfidenceEngine.explain` returns a ``shap.Explanation``. A saved engine is a model folder
+of :mod:`confidence.persistence` (no pickle): ``engine.json``, ``fusion.json`` +
+``fusion.lgb.txt``, ``calibrator.json``, ``thresholds.json`` and ``manifest.json``.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import replace
+from numbers import Integral, Real
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from confidence import __version__
+from confidence import persistence
 from confidence.calibration import (
+    CALIBRATORS,
+    LassoRecalibrator,
     ThresholdSelector,
-    calibrator_from_dict,
     evaluate_scores,
     make_calibrator,
 )
@@ -47,19 +51,16 @@ from confidence.features.build import (
     record_rows,
 )
 from confidence.fusion import FusionClassifier
-from confidence.jsonsafe import jsonable
 from confidence.readings import CallResult, FieldReading, RunRecord
-from confidence.records import as_run_record
-from confidence.routing import decide, reasons, straight_through, thresholds_for
+from confidence.records import align_documents, as_call_result, as_run_record
+from confidence.routing import decide, reasons, straight_through
+from confidence.sampling import BALANCE_MODES, balance_weights, split_documents
 from confidence.schema import Schema
+from confidence.scores import FieldScore
 from confidence.types import Document
 
-__all__ = ["ENGINE_FORMAT", "ConfidenceEngine", "FieldScore", "default_model_dir"]
+__all__ = ["ConfidenceEngine", "default_model_dir"]
 
-ENGINE_FORMAT = 1
-ENGINE_FILE = "engine.json"
-CALIBRATOR_FILE = "calibrator.json"
-THRESHOLDS_FILE = "thresholds.json"
 UNCERTIFIED = "no threshold certified for this field: always reviewed"
 RECALIBRATION_SIGNALS = ("agree_equal", "agree_similarity", "agree_hunter_only", "ocr_h_found")
 """Features the Lasso recalibrator may re-weight beside the fused score (NaN read as 0)."""
@@ -70,88 +71,7 @@ def default_model_dir() -> Path:
     return Path(__file__).resolve().parent / "models" / "default"
 
 
-@dataclass(frozen=True)
-class FieldScore:
-    """The verdict on one field of one document (one row of the scored output).
-
-    ``value`` is the reported value (the Hunter's, else the Mapper's); ``confidence`` the
-    calibrated P(correct) (None when the field could not be scored, ``status="error"``);
-    ``decision`` ``"accept"`` or ``"review"``; ``threshold`` the field's threshold (None = review
-    always) and ``threshold_source`` where it came from (field / type / global / none);
-    ``reasons`` short phrases from the feature contributions.
-
-    Examples
-    --------
-    >>> s = FieldScore("d1", "total", "amount", "9.00", "9.00", "9.00", 0.98, "accept", 0.9,
-    ...                "field", ("Hunter and Mapper agree",))
-    >>> FieldScore.from_dict(s.to_dict()) == s
-    True
-    """
-
-    doc_id: str
-    field: str
-    field_type: str
-    value: str | None
-    hunter_value: str | None
-    mapper_value: str | None
-    confidence: float | None
-    decision: str
-    threshold: float | None
-    threshold_source: str
-    reasons: tuple[str, ...] = ()
-    status: str = "ok"
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
-        d["reasons"] = list(self.reasons)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> FieldScore:
-        kw = {f.name: d.get(f.name) for f in fields(cls) if f.name in d}
-        kw["reasons"] = tuple(d.get("reasons") or ())
-        return cls(**kw)
-
-
-BALANCE_MODES = (None, "type")
-
-
-def balance_weights(y, types, mode: str | None) -> np.ndarray | None:
-    """Row weights giving correct and wrong rows equal weight within each field type.
-
-    A type keeps its share of the total weight; a type with only one class keeps weight 1.
-
-    Examples
-    --------
-    >>> balance_weights([1, 1, 1, 0, 1, 0], ["a", "a", "a", "a", "b", "b"], "type").tolist()
-    [0.6666666666666666, 0.6666666666666666, 0.6666666666666666, 2.0, 1.0, 1.0]
-    >>> balance_weights([1, 0], ["a", "a"], None) is None
-    True
-    """
-    if mode not in BALANCE_MODES:
-        raise ValueError(f"balance={mode!r}; use None or 'type'")
-    if mode is None:
-        return None
-    from sklearn.utils.class_weight import compute_sample_weight
-
-    y = np.asarray(y)
-    types = np.asarray(types, dtype=object)
-    w = np.ones(len(y))
-    for t in np.unique(types):
-        m = types == t
-        w[m] = compute_sample_weight("balanced", y[m])  # n / (2 n_class); 1 for one class
-    return w
-
-
-def _split_groups(groups: np.ndarray, split: Sequence[float], seed: int) -> list[np.ndarray]:
-    uniq = np.unique(groups)
-    order = np.random.default_rng(seed).permutation(len(uniq))
-    cuts = np.round(np.cumsum(split)[:-1] / sum(split) * len(uniq)).astype(int)
-    parts = np.split(uniq[order], cuts)
-    return [np.isin(groups, p) for p in parts]
-
-
+@persistence.register_part("engine", format_version=2)
 class ConfidenceEngine(BaseEstimator):
     """Fusion + calibration + thresholds, with routing and reasons.
 
@@ -191,6 +111,22 @@ class ConfidenceEngine(BaseEstimator):
     >>> p = eng.predict_confidence(X[:2]); bool(0 <= p.min() and p.max() <= 1)
     True
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "calibrator": [StrOptions(set(CALIBRATORS)), HasMethods(["fit", "predict_proba"])],
+        "target_accuracy": [Interval(Real, 0, 1, closed="neither")],
+        "confidence_level": [Interval(Real, 0, 1, closed="neither")],
+        "split": ["array-like"],
+        "augment": [Interval(Real, 0, 1, closed="both")],
+        "fusion_params": [dict, None],
+        "balance": [StrOptions({m for m in BALANCE_MODES if m}), None],
+        "random_state": [Interval(Integral, None, None, closed="neither")],
+    }
+    _subparts: ClassVar[dict[str, str]] = {
+        "fusion": "fusion_",
+        "calibrator": "calibrator_",
+        "thresholds": "thresholds_",
+    }
 
     def __init__(
         self,
@@ -269,13 +205,19 @@ class ConfidenceEngine(BaseEstimator):
         schema : Schema, optional
             Recorded in ``engine.json``.
         """
+        self._validate_params()
         X, y, groups, fields, types = self._check_table(X, y, groups, fields, field_types)
         if len(self.split) != 3 or min(self.split) <= 0:
             raise ValueError(f"split={self.split!r}; pass three positive shares")
         if len(np.unique(groups)) < 3:
             raise DatasetError("need at least 3 documents to split fusion/calibration/thresholds")
-        fit_m, cal_m, thr_m = _split_groups(groups, self.split, self.random_state)
+        fit_m, cal_m, thr_m = split_documents(groups, self.split, self.random_state)
         for name, m in (("calibration", cal_m), ("threshold", thr_m)):
+            if not m.any():
+                raise DatasetError(
+                    f"the {name} split has no document ({len(np.unique(groups))} documents "
+                    f"split {tuple(self.split)}); add labelled documents (a few dozen at least)"
+                )
             if len(np.unique(y[m])) < 2:
                 raise DatasetError(
                     f"the {name} split has only {'correct' if y[m][0] else 'wrong'} fields; "
@@ -319,7 +261,7 @@ class ConfidenceEngine(BaseEstimator):
     def _fit_calibrator(self, X, y, groups, spec) -> None:
         cal = make_calibrator(spec)
         self.calibrator_signals_ = (
-            list(RECALIBRATION_SIGNALS) if type(cal).__name__ == "LassoRecalibrator" else []
+            list(RECALIBRATION_SIGNALS) if isinstance(cal, LassoRecalibrator) else []
         )
         s = self.fusion_.predict_proba(X)[:, 1]
         try:
@@ -379,10 +321,11 @@ class ConfidenceEngine(BaseEstimator):
         if len(X) == 0:
             return np.empty(0)
         s = self.fusion_.predict_proba(X)[:, 1]
-        p = self.calibrator_.predict_proba(s, signals=self._signals(X, self.calibrator_signals_))
+        signals = self._signals(X, self.calibrator_signals_)
+        p = self.calibrator_.predict_proba(s, signals=signals)[:, 1]
         return np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
 
-    def route_rows(self, rows: RecordRows, *, explain: bool = True) -> list[FieldScore]:
+    def score_rows(self, rows: RecordRows, *, explain: bool = True) -> list[FieldScore]:
         """Score, route and explain prepared :class:`~confidence.features.build.RecordRows`."""
         check_is_fitted(self, "fusion_")
         n = len(rows)
@@ -390,7 +333,7 @@ class ConfidenceEngine(BaseEstimator):
         conf = np.full(n, np.nan)
         Xok = rows.X[ok]
         conf[ok] = self.predict_confidence(Xok)
-        lam, src = thresholds_for(self.thresholds_, rows.fields, rows.field_types)
+        lam, src = self.thresholds_.lookup_many(rows.fields, rows.field_types)
         dec = decide(conf, lam)
         why: list[list[str]] = [[] for _ in range(n)]
         if explain and ok.any():
@@ -406,29 +349,26 @@ class ConfidenceEngine(BaseEstimator):
                 "relies on the other signals and their thresholds on the global fallback",
                 stacklevel=3,
             )
-        out = []
-        for i in range(n):
-            good = bool(ok[i])
-            out.append(
-                FieldScore(
-                    doc_id=rows.doc_ids[i],
-                    field=rows.fields[i],
-                    field_type=rows.field_types[i],
-                    value=rows.values[i],
-                    hunter_value=rows.hunter_values[i],
-                    mapper_value=rows.mapper_values[i],
-                    confidence=float(conf[i]) if good else None,
-                    decision=str(dec[i]),
-                    threshold=float(lam[i]) if math.isfinite(lam[i]) else None,
-                    threshold_source=src[i],
-                    reasons=tuple(why[i]),
-                    status=rows.status[i],
-                    error=rows.error[i],
-                )
+        return [
+            FieldScore(
+                doc_id=rows.doc_ids[i],
+                field=rows.fields[i],
+                field_type=rows.field_types[i],
+                value=rows.values[i],
+                hunter_value=rows.hunter_values[i],
+                mapper_value=rows.mapper_values[i],
+                confidence=float(conf[i]) if ok[i] else None,
+                decision=str(dec[i]),
+                threshold=float(lam[i]) if math.isfinite(lam[i]) else None,
+                threshold_source=src[i],
+                reasons=tuple(why[i]),
+                status=rows.status[i],
+                error=rows.error[i],
             )
-        return out
+            for i in range(n)
+        ]
 
-    def score_records(
+    def score(
         self,
         records: Iterable[RunRecord | Mapping[str, Any]],
         schema: Schema,
@@ -436,30 +376,28 @@ class ConfidenceEngine(BaseEstimator):
         *,
         explain: bool = True,
     ) -> list[FieldScore]:
-        """Score recorded runs: RunRecords, ``runs.jsonl`` dicts or third-party dicts.
+        """Score recorded or third-party extractions: RunRecords, ``runs.jsonl`` dicts or dicts
+        ``{"doc_id", "fields": {name: value}}``.
 
-        Third-party dicts are ``{"doc_id", "fields": {name: value}}`` (optionally with
-        ``"mapper"`` and per-value logprobs, see :mod:`confidence.records`). Without
-        ``documents`` the page features are NaN (unknown) and the score rests on the other
-        signals. All rows are scored with one model call (vectorised).
+        Third-party dicts may carry a ``"mapper"`` reading and per-value logprobs (see
+        :mod:`confidence.records`). ``documents`` (doc_id -> Document, or a list aligned with
+        ``records``) gives the page features; without them those features are NaN (unknown) and
+        the score rests on the other signals. All rows are scored with one model call.
 
         Examples
         --------
         >>> from confidence.schema import Field
         >>> schema = Schema("s", (Field("total", "amount"),))
-        >>> eng = ConfidenceEngine.load()  # the shipped default model  # doctest: +SKIP
-        >>> rows = eng.score_records([{"doc_id": "a", "fields": {"total": "9.00"}}],
-        ...                          schema)  # doctest: +SKIP
+        >>> eng = ConfidenceEngine.load()  # the shipped default model
+        >>> [row] = eng.score([{"doc_id": "a", "fields": {"total": "9.00"}}], schema)
+        >>> row.field, row.decision
+        ('total', 'review')
         """
         recs = [as_run_record(r) for r in records]
-        if documents is not None and not isinstance(documents, Mapping):
-            docs = list(documents)
-            if len(docs) != len(recs):
-                raise DatasetError(f"{len(docs)} documents for {len(recs)} records; align them")
-            documents = {r.doc_id: d for r, d in zip(recs, docs, strict=True) if d is not None}
-        return self.route_rows(record_rows(recs, schema, documents), explain=explain)
+        docs = align_documents(recs, documents)
+        return self.score_rows(record_rows(recs, schema, docs), explain=explain)
 
-    def score(
+    def score_readings(
         self,
         document: Document | None,
         hunter: CallResult | Mapping[str, FieldReading | str | None],
@@ -470,9 +408,76 @@ class ConfidenceEngine(BaseEstimator):
     ) -> list[FieldScore]:
         """Score one document's Hunter and Mapper readings (CallResults or name -> value)."""
         did = doc_id or (document.doc_id if document is not None else "document")
-        rec = RunRecord(did, _call("hunter", hunter), _call("mapper", mapper))
+        rec = RunRecord(did, as_call_result("hunter", hunter), as_call_result("mapper", mapper))
         docs = {did: replace(document, doc_id=did)} if document is not None else None
-        return self.score_records([rec], schema, docs)
+        return self.score([rec], schema, docs)
+
+    def extract_and_score(
+        self, document: Document, schema: Schema, client, *, explain: bool = True, **extract
+    ) -> list[FieldScore]:
+        """Run the Hunter and Mapper on ``document`` with an LLM ``client``, then score it.
+
+        ``extract`` is passed to :func:`confidence.calls.extract.extract_document` (e.g.
+        ``hunter_mode="free"`` for a strong remote model).
+
+        Examples
+        --------
+        >>> from confidence.llm import make_client  # doctest: +SKIP
+        >>> client = make_client("local")  # doctest: +SKIP
+        >>> rows = engine.extract_and_score(document, schema, client)  # doctest: +SKIP
+        """
+        from confidence.calls.extract import extract_document
+
+        record = extract_document(document, schema, client, **extract)
+        return self.score([record], schema, {record.doc_id: document}, explain=explain)
+
+    def explain(
+        self,
+        data,
+        schema: Schema | None = None,
+        documents: Mapping[str, Document] | Sequence[Document | None] | None = None,
+    ):
+        """Feature contributions to the fused score as a ``shap.Explanation``.
+
+        Parameters
+        ----------
+        data : RecordRows, array of shape (n, len(FEATURE_NAMES)), or records
+            Records (as for :meth:`score`) need ``schema``; rows whose record failed are left
+            out.
+        schema, documents
+            As for :meth:`score`.
+
+        Returns
+        -------
+        shap.Explanation
+            ``values`` (n, n_features) and ``base_values`` (n,) in log-odds of the fused score
+            (LightGBM's TreeSHAP, ``pred_contrib=True``: no shap explainer runs), ``data`` the
+            feature rows, ``feature_names`` :data:`FEATURE_NAMES`. ``values.sum(1) +
+            base_values`` is the fusion margin; plot with ``shap.plots.beeswarm`` or
+            ``shap.plots.waterfall(expl[i])``.
+        """
+        check_is_fitted(self, "fusion_")
+        try:
+            import shap
+        except ImportError:  # pragma: no cover - shap is a dependency
+            raise ImportError("explain needs shap: pip install shap") from None
+        if isinstance(data, RecordRows):
+            X = data.X[[s == "ok" for s in data.status]]
+        elif isinstance(data, np.ndarray):
+            X = np.asarray(data, dtype=float)
+        else:
+            if schema is None:
+                raise ValueError("explain(records) needs the schema")
+            recs = [as_run_record(r) for r in data]
+            rows = record_rows(recs, schema, align_documents(recs, documents))
+            X = rows.X[[s == "ok" for s in rows.status]]
+        C = self.fusion_.contributions(X)
+        return shap.Explanation(
+            values=C[:, :-1],
+            base_values=C[:, -1],
+            data=X,
+            feature_names=list(FEATURE_NAMES),
+        )
 
     @staticmethod
     def straight_through(scores: Iterable[FieldScore]) -> dict[str, bool]:
@@ -481,83 +486,66 @@ class ConfidenceEngine(BaseEstimator):
         return straight_through([s.doc_id for s in scores], [s.decision for s in scores])
 
     # -- persistence --------------------------------------------------------------------------
-    def save(self, directory: str | Path) -> Path:
-        """Write the engine folder (no pickle); returns its path."""
+    def to_dict(self) -> dict[str, Any]:
+        """The engine's own state for :mod:`confidence.persistence` (its parts are saved
+        beside it: fusion, calibrator, thresholds)."""
         check_is_fitted(self, "fusion_")
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        self.fusion_.save(d)
-        (d / CALIBRATOR_FILE).write_text(json.dumps(self.calibrator_.to_dict(), indent=1) + "\n")
-        self.thresholds_.save(d / THRESHOLDS_FILE)
         params = self.get_params()
         if not isinstance(params["calibrator"], str):
-            params["calibrator"] = type(params["calibrator"]).__name__
-        meta = {
-            "format_version": ENGINE_FORMAT,
-            "extractconf_version": __version__,
+            params["calibrator"] = persistence.kind_of(params["calibrator"]).kind
+        return {
             "params": {**params, "split": list(params["split"])},
             "feature_names": list(FEATURE_NAMES),
             "calibrator_signals": self.calibrator_signals_,
             "schema": None if self.schema_ is None else self.schema_.to_dict(),
             "field_types_seen": self.field_types_seen_,
             "metrics": self.metrics_,
-            "files": {"calibrator": CALIBRATOR_FILE, "thresholds": THRESHOLDS_FILE},
         }
-        (d / ENGINE_FILE).write_text(json.dumps(jsonable(meta), indent=2) + "\n")
-        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ConfidenceEngine:
+        """Rebuild the engine's own state (parts are set by :mod:`confidence.persistence`)."""
+        params = dict(d["params"])
+        params["split"] = tuple(params["split"])
+        if params["calibrator"] not in CALIBRATORS:
+            raise ModelError(
+                f"unknown calibrator {params['calibrator']!r} (known: "
+                f"{', '.join(sorted(CALIBRATORS))})"
+            )
+        names = list(d["feature_names"])
+        if names != list(FEATURE_NAMES):
+            missing = [c for c in names if c not in FEATURE_NAMES]
+            extra = [c for c in FEATURE_NAMES if c not in names]
+            raise ModelError(
+                f"the model expects {len(names)} features, this extractconf computes "
+                f"{len(FEATURE_NAMES)} (model-only: {missing[:5]}, new: {extra[:5]}); retrain "
+                "with the current feature set"
+            )
+        eng = cls(**params)
+        eng.calibrator_signals_ = list(d.get("calibrator_signals") or [])
+        eng.schema_ = None if d.get("schema") is None else Schema.from_dict(d["schema"])
+        eng.field_types_seen_ = list(d.get("field_types_seen") or [])
+        eng.metrics_ = d.get("metrics") or {}
+        return eng
+
+    def save(self, directory: str | Path) -> Path:
+        """Write the model folder (no pickle, every file in ``manifest.json``); returns it."""
+        check_is_fitted(self, "fusion_")
+        return persistence.save(self, directory)
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None) -> ConfidenceEngine:
         """Load a saved engine; ``None`` loads the default model shipped with extractconf.
 
-        Raises :class:`~confidence.errors.ModelError` for a missing, corrupt or other-version
-        model, naming the fix.
+        Raises :class:`~confidence.errors.ModelError` naming the file for a missing, corrupt,
+        unknown or newer-version model part.
         """
         d = Path(model_dir) if model_dir is not None else default_model_dir()
-        path = d / ENGINE_FILE
-        try:
-            meta = json.loads(path.read_text())
-        except FileNotFoundError:
+        if not d.is_dir():
             hint = (
                 "reinstall extractconf (the default model is missing)"
                 if model_dir is None
                 else "train one with `extractconf train`"
             )
-            raise ModelError(f"{path}: no engine here; {hint}") from None
-        except (OSError, json.JSONDecodeError) as e:
-            raise ModelError(f"{path}: unreadable ({e}); retrain the model") from e
-        if meta.get("format_version") != ENGINE_FORMAT:
-            raise ModelError(
-                f"{path}: engine format {meta.get('format_version')!r} written by extractconf "
-                f"{meta.get('extractconf_version')}, this extractconf ({__version__}) reads format "
-                f"{ENGINE_FORMAT}; retrain with `extractconf train` or install extractconf "
-                f"{meta.get('extractconf_version')}"
-            )
-        try:
-            params = dict(meta["params"])
-            params["split"] = tuple(params["split"])
-            if params["calibrator"] not in ("isotonic", "platt", "lasso"):
-                params["calibrator"] = "isotonic"
-            eng = cls(**params)
-            eng.fusion_ = FusionClassifier.load(d, feature_names=FEATURE_NAMES)
-            cal = json.loads((d / meta["files"]["calibrator"]).read_text())
-            eng.calibrator_ = calibrator_from_dict(cal)
-            eng.thresholds_ = ThresholdSelector.load(d / meta["files"]["thresholds"])
-            eng.calibrator_signals_ = list(meta.get("calibrator_signals") or [])
-            eng.schema_ = None if meta.get("schema") is None else Schema.from_dict(meta["schema"])
-            eng.field_types_seen_ = list(meta.get("field_types_seen") or [])
-            eng.metrics_ = meta.get("metrics") or {}
-        except ModelError:
-            raise
-        except (OSError, KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
-            raise ModelError(f"{d}: incomplete or corrupt engine ({e!r}); retrain") from e
-        return eng
-
-
-def _call(kind: str, c) -> CallResult | None:
-    if c is None or isinstance(c, CallResult):
-        return c
-    if isinstance(c, Mapping):
-        rec = as_run_record({"doc_id": "x", "fields": dict(c)})
-        return replace(rec.hunter, kind=kind)
-    raise DatasetError(f"{kind} must be a CallResult, a dict name -> value, or None")
+            raise ModelError(f"{d}: no model folder here; {hint}")
+        return persistence.load(d, expect=cls)

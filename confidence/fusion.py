@@ -9,38 +9,38 @@ The number of boosting rounds is chosen by early stopping in cross-validation gr
 (fields of one document share a scan and an LLM call, so splitting them across folds would leak),
 then the model is refit on all rows with that many rounds.
 
-Saved models contain no pickle: ``save(dir)`` writes LightGBM's text model ``fusion.lgb.txt`` and
-``fusion.json`` (features, parameters, classes, library versions, format version, checksum).
+Saved models contain no pickle: the classifier is the ``fusion`` part kind of
+:mod:`confidence.persistence`, stored as LightGBM's text model ``fusion.lgb.txt`` and
+``fusion.json`` (features, parameters, classes, library versions), both checksummed.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
+from numbers import Integral, Real
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import lightgbm as lgb
 import numpy as np
 import sklearn
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from confidence import __version__
+from confidence import __version__, persistence
 from confidence.errors import ModelError
 
-__all__ = ["FORMAT_VERSION", "FusionClassifier"]
+__all__ = ["FusionClassifier"]
 
-FORMAT_VERSION = 1
-MODEL_FILE = "fusion.lgb.txt"
-META_FILE = "fusion.json"
 # LightGBM rejects feature names with JSON special characters; say so before it does.
 _BAD_NAME = re.compile(r'[\[\]{}:,"]')
 
 
+@persistence.register_part("fusion", format_version=2, text_fields={"booster": ".lgb.txt"})
 class FusionClassifier(ClassifierMixin, BaseEstimator):
     """Gradient-boosted trees turning a feature row into P(field is correct).
 
@@ -100,6 +100,20 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
     ((2, 2), (2, 4))
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "num_leaves": [Interval(Integral, 2, None, closed="left")],
+        "min_child_samples": [Interval(Integral, 0, None, closed="left")],
+        "reg_lambda": [Interval(Real, 0, None, closed="left")],
+        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "n_splits": [Interval(Integral, 0, None, closed="left")],
+        "random_state": [Interval(Integral, None, None, closed="neither")],
+        "n_jobs": [Integral, None],
+        "monotone": [dict, None],
+        "lgbm_params": [dict, None],
+    }
+
     def __init__(
         self,
         *,
@@ -135,10 +149,6 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting ----------------------------------------------------------------------------
     def _lgb_params(self) -> dict[str, Any]:
-        if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
-            raise ValueError(f"n_estimators={self.n_estimators!r}; pass a positive int")
-        if not self.learning_rate > 0:
-            raise ValueError(f"learning_rate={self.learning_rate!r}; pass a positive float")
         params = {
             "objective": "binary",
             "learning_rate": float(self.learning_rate),
@@ -197,6 +207,7 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
         sample_weight : array-like of shape (n_samples,) or None
             Non-negative row weights (early stopping's folds use them too).
         """
+        self._validate_params()
         X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -317,120 +328,71 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
         return self.booster_.feature_importance(importance_type="gain")
 
     # -- persistence ------------------------------------------------------------------------
-    def save(self, directory: str | Path) -> Path:
-        """Write ``fusion.lgb.txt`` and ``fusion.json`` into ``directory`` (created if needed)."""
+    def to_dict(self) -> dict[str, Any]:
+        """Fitted state for :mod:`confidence.persistence`; ``booster`` is LightGBM's text model
+        (written to ``fusion.lgb.txt`` beside ``fusion.json``)."""
         check_is_fitted(self, "booster_")
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        model_path = d / MODEL_FILE
-        self.booster_.save_model(str(model_path))
-        meta = {
-            "format_version": FORMAT_VERSION,
-            "kind": "FusionClassifier",
+        d = {
             "params": self.get_params(),
             "feature_names": self.feature_names_,
             "fitted_with_names": hasattr(self, "feature_names_in_"),
             "classes": self.classes_.tolist(),
             "best_iteration": self.best_iteration_,
             "cv_logloss": self.cv_logloss_,
-            "model_file": MODEL_FILE,
-            "model_sha256": hashlib.sha256(model_path.read_bytes()).hexdigest(),
             "versions": {
                 "extractconf": __version__,
                 "lightgbm": lgb.__version__,
                 "scikit-learn": sklearn.__version__,
                 "numpy": np.__version__,
             },
+            "booster": self.booster_.model_to_string(),
         }
         try:
-            text = json.dumps(meta, indent=2, allow_nan=False)
+            json.dumps(d["params"], allow_nan=False)
         except (TypeError, ValueError) as e:
             raise ValueError(
                 f"lgbm_params must be JSON-serialisable to save the model ({e})"
             ) from e
-        (d / META_FILE).write_text(text + "\n")
         return d
 
     @classmethod
-    def load(cls, directory: str | Path, *, feature_names=None) -> FusionClassifier:
-        """Load a model written by :meth:`save`.
+    def from_dict(cls, d: dict[str, Any]) -> FusionClassifier:
+        """Rebuild a fitted classifier from :meth:`to_dict` output."""
+        saved_lgb = str(d["versions"]["lightgbm"])
+        if int(saved_lgb.split(".")[0]) > int(lgb.__version__.split(".")[0]):
+            raise ModelError(
+                f"saved with lightgbm {saved_lgb}, installed {lgb.__version__}; "
+                f"pip install 'lightgbm>={saved_lgb}'"
+            )
+        try:
+            booster = lgb.Booster(model_str=d["booster"])
+        except lgb.basic.LightGBMError as e:
+            raise ModelError(f"LightGBM cannot parse the model ({e})") from e
+        names = list(d["feature_names"])
+        if booster.feature_name() != names:
+            raise ModelError("the LightGBM model's features differ from fusion.json; retrain")
+        clf = cls(**d["params"])
+        clf.booster_ = booster
+        clf.classes_ = np.asarray(d["classes"])
+        clf.feature_names_ = names
+        clf.n_features_in_ = len(names)
+        if d.get("fitted_with_names"):
+            clf.feature_names_in_ = np.asarray(names, dtype=object)
+        clf.best_iteration_ = int(d["best_iteration"])
+        clf.cv_logloss_ = d["cv_logloss"]
+        return clf
 
-        Parameters
-        ----------
-        directory : str or Path
-        feature_names : sequence of str or None
-            The features the caller will provide; a mismatch raises instead of mis-scoring.
+    def save(self, directory: str | Path) -> Path:
+        """Write a model folder (``fusion.json``, ``fusion.lgb.txt``, ``manifest.json``)."""
+        return persistence.save(self, directory)
+
+    @classmethod
+    def load(cls, directory: str | Path) -> FusionClassifier:
+        """Load a folder written by :meth:`save`.
 
         Raises
         ------
         confidence.errors.ModelError
-            Missing, corrupt or incompatible model, or a feature list mismatch.
+            Missing, corrupt or incompatible model.
         """
-        d = Path(directory)
-        meta_path = d / META_FILE
-        try:
-            meta = json.loads(meta_path.read_text())
-        except FileNotFoundError:
-            raise ModelError(
-                f"{meta_path}: not found; train a model with `extractconf train`"
-            ) from None
-        except (OSError, json.JSONDecodeError) as e:
-            raise ModelError(f"{meta_path}: unreadable ({e}); retrain the model") from e
-        try:
-            return cls._from_meta(d, meta, feature_names)
-        except ModelError:
-            raise
-        except (KeyError, TypeError, ValueError) as e:
-            raise ModelError(f"{meta_path}: malformed model metadata ({e!r}); retrain") from e
-
-    @classmethod
-    def _from_meta(cls, d: Path, meta: dict, feature_names) -> FusionClassifier:
-        where = d / META_FILE
-        if meta.get("kind") != "FusionClassifier":
-            raise ModelError(f"{where}: not a FusionClassifier model (kind={meta.get('kind')!r})")
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise ModelError(
-                f"{where}: model format {meta.get('format_version')!r}, this extractconf "
-                f"({__version__}) reads format {FORMAT_VERSION}; retrain or install the "
-                f"extractconf version that wrote it ({meta.get('versions', {}).get('extractconf')})"
-            )
-        saved_lgb = str(meta["versions"]["lightgbm"])
-        if int(saved_lgb.split(".")[0]) > int(lgb.__version__.split(".")[0]):
-            raise ModelError(
-                f"{where}: saved with lightgbm {saved_lgb}, installed {lgb.__version__}; "
-                f"pip install 'lightgbm>={saved_lgb}'"
-            )
-        model_path = d / meta["model_file"]
-        try:
-            blob = model_path.read_bytes()
-        except OSError as e:
-            raise ModelError(f"{model_path}: cannot read the LightGBM model ({e})") from e
-        if hashlib.sha256(blob).hexdigest() != meta["model_sha256"]:
-            raise ModelError(f"{model_path}: checksum mismatch, the file is corrupt or replaced")
-        try:
-            booster = lgb.Booster(model_str=blob.decode("utf-8"))
-        except (lgb.basic.LightGBMError, UnicodeDecodeError) as e:
-            raise ModelError(f"{model_path}: LightGBM cannot parse the model ({e})") from e
-        names = list(meta["feature_names"])
-        if booster.feature_name() != names:
-            raise ModelError(f"{model_path}: its features differ from {META_FILE}; retrain")
-        if feature_names is not None and list(feature_names) != names:
-            want = list(feature_names)
-            missing = [c for c in names if c not in want]
-            extra = [c for c in want if c not in names]
-            raise ModelError(
-                f"{where}: the model expects {len(names)} features, the caller gives {len(want)}"
-                f" (model-only: {missing[:5]}, caller-only: {extra[:5]}"
-                f"{', same names in another order' if not missing and not extra else ''}); "
-                "retrain with the current feature set"
-            )
-        clf = cls(**meta["params"])
-        clf.booster_ = booster
-        clf.classes_ = np.asarray(meta["classes"])
-        clf.feature_names_ = names
-        clf.n_features_in_ = len(names)
-        if meta.get("fitted_with_names"):
-            clf.feature_names_in_ = np.asarray(names, dtype=object)
-        clf.best_iteration_ = int(meta["best_iteration"])
-        clf.cv_logloss_ = meta["cv_logloss"]
-        return clf
+        return persistence.load(directory, expect=cls)

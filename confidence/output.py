@@ -1,4 +1,5 @@
-"""Writing scored rows as JSONL, CSV or Parquet, chosen by the file suffix."""
+"""Writing scored rows (:class:`~confidence.scores.FieldScore` dicts) as JSONL, CSV or Parquet,
+chosen by the file suffix."""
 
 from __future__ import annotations
 
@@ -9,23 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from confidence.errors import ExtractConfError
-
-SCORED_COLUMNS: tuple[str, ...] = (
-    "doc_id",
-    "field",
-    "field_type",
-    "value",
-    "hunter_value",
-    "mapper_value",
-    "confidence",
-    "decision",
-    "threshold",
-    "threshold_source",
-    "reasons",
-    "status",
-    "error",
-)
-"""Columns of the scored output, in order (see DESIGN.md "Scored output")."""
+from confidence.scores import SCORED_COLUMNS
 
 _WRITERS = ("jsonl", "csv", "parquet")
 

@@ -17,15 +17,17 @@ from __future__ import annotations
 import gzip
 import json
 import lzma
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from confidence.errors import DatasetError
 from confidence.llm.base import TokenLogprob
 from confidence.readings import CallResult, FieldReading, RunRecord
+from confidence.types import Document
 
-__all__ = ["as_run_record", "load_runs", "read_runs"]
+__all__ = ["align_documents", "as_call_result", "as_run_record", "load_runs", "read_runs"]
 
 
 def _reading(name: str, v: Any) -> FieldReading:
@@ -88,6 +90,44 @@ def as_run_record(record: RunRecord | Mapping[str, Any]) -> RunRecord:
         raise DatasetError(f"document {doc_id}: {e}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise DatasetError(f"document {doc_id}: malformed record ({e!r})") from None
+
+
+def as_call_result(kind: str, call) -> CallResult | None:
+    """A :class:`CallResult` from a CallResult, a dict name -> value (as in third-party
+    extractions), or None.
+
+    Examples
+    --------
+    >>> as_call_result("mapper", {"total": "9.00"}).fields["total"].value
+    '9.00'
+    """
+    if call is None or isinstance(call, CallResult):
+        return call
+    if isinstance(call, Mapping):
+        rec = as_run_record({"doc_id": "x", "fields": dict(call)})
+        return replace(rec.hunter, kind=kind)
+    raise DatasetError(f"{kind} must be a CallResult, a dict name -> value, or None")
+
+
+def align_documents(
+    records: Sequence[RunRecord],
+    documents: Mapping[str, Document] | Sequence[Document | None] | None,
+) -> Mapping[str, Document] | None:
+    """doc_id -> Document from a mapping, or from a list aligned with ``records`` (None = no
+    document for that record).
+
+    Examples
+    --------
+    >>> recs = [as_run_record({"doc_id": "a", "fields": {}})]
+    >>> align_documents(recs, [None])
+    {}
+    """
+    if documents is None or isinstance(documents, Mapping):
+        return documents
+    docs = list(documents)
+    if len(docs) != len(records):
+        raise DatasetError(f"{len(docs)} documents for {len(records)} records; align them")
+    return {r.doc_id: d for r, d in zip(records, docs, strict=True) if d is not None}
 
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open}

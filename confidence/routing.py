@@ -1,7 +1,9 @@
 """Routing: accept or review each field, and say why in a few words.
 
-A field is **accepted** when its calibrated confidence reaches its threshold, else sent to
-**review**. A document goes **straight through** when every field of it is accepted.
+A field is **accepted** when its calibrated confidence reaches its threshold (looked up with
+:meth:`confidence.calibration.ThresholdSelector.lookup_many`, which owns the field -> type
+-> global fallback), else sent to **review**. A document goes **straight through** when every
+field of it is accepted.
 
 Reasons come from the fusion model's per-feature contributions (LightGBM ``pred_contrib``, the
 same values as ``shap.TreeExplainer``): for a reviewed field the 1-3 features that pulled its
@@ -13,7 +15,6 @@ what is missing. Contributions smaller than ``min_contribution`` (log-odds) are 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Literal
@@ -30,7 +31,6 @@ __all__ = [
     "reasons",
     "straight_through",
     "summary",
-    "thresholds_for",
 ]
 
 Decision = Literal["accept", "review"]
@@ -234,40 +234,6 @@ def straight_through(doc_ids: Iterable[str], decisions: Iterable[str]) -> dict[s
     for d, dec in zip(doc_ids, decisions, strict=True):
         out[d] = out.get(d, True) and dec == ACCEPT
     return out
-
-
-def thresholds_for(
-    selector, fields: Sequence[str], field_types: Sequence[str | None]
-) -> tuple[np.ndarray, list[str]]:
-    """Threshold and its source (field / type / global / none) for each row, from a fitted
-    :class:`~confidence.calibration.ThresholdSelector` (cached per distinct field)."""
-    memo: dict[tuple[str, str | None], tuple[float, str]] = {}
-    lam = np.empty(len(fields), dtype=float)
-    src: list[str] = []
-    for i, key in enumerate(zip(fields, field_types, strict=True)):
-        hit = memo.get(key)
-        if hit is None:
-            hit = memo[key] = _lookup(selector, *key)
-        lam[i] = hit[0]
-        src.append(hit[1])
-    return lam, src
-
-
-def _lookup(selector, field: str, field_type: str | None) -> tuple[float, str]:
-    if field in selector.thresholds_:
-        return selector.thresholds_[field], selector.sources_[field]
-    from confidence.calibration.thresholds import FALLBACKS
-
-    for level in FALLBACKS[selector.fallback]:
-        if level == "type" and field_type in selector.type_thresholds_:
-            lam, source = selector.type_thresholds_[field_type], "type"
-            break
-        if level == "global" and selector.global_threshold_ is not None:
-            lam, source = selector.global_threshold_, "global"
-            break
-    else:
-        return math.inf, "none"
-    return lam, source if math.isfinite(lam) else "none"
 
 
 def summary(decisions: Mapping[str, bool]) -> str:

@@ -172,7 +172,9 @@ def train(work: Path, model_out: Path = MODEL) -> None:
          "--quiet"],
         check=True, env=env,
     )  # fmt: skip
-    model_out.mkdir(parents=True, exist_ok=True)
+    if model_out.exists():  # the folder is regenerated whole: no stale file outside the manifest
+        shutil.rmtree(model_out)
+    model_out.mkdir(parents=True)
     for f in tmp_model.iterdir():
         shutil.copy2(f, model_out / f.name)
     # the runs live beside this script, not in the package: they are for rebuilding, not scoring
@@ -185,7 +187,13 @@ def train(work: Path, model_out: Path = MODEL) -> None:
         model_out / "heldout_receipts_metrics.json",
     )
     shutil.copy2(work / "eval-crossfit" / "metrics.json", model_out / "crossfit_metrics.json")
+    from confidence.persistence import attach
+
+    # the manifest covers every file of the model folder (a changed byte is refused at load)
+    attach(model_out, "heldout_metrics.json", "heldout_receipts_metrics.json",
+           "crossfit_metrics.json")  # fmt: skip
     write_card(work, model_out, len(lines), len(r_lines))
+    attach(model_out, "MODEL_CARD.md")
     print(f"model and MODEL_CARD.md written to {model_out}")
 
 
@@ -233,7 +241,10 @@ def _row(name: str, m: dict) -> str:
 
 def write_card(work: Path, model_out: Path, n_runs: int, n_receipt_runs: int) -> None:
     """MODEL_CARD.md from the engine metadata and the three evaluations."""
-    meta = json.loads((model_out / "engine.json").read_text())
+    from confidence.engine import ConfidenceEngine
+
+    engine = ConfidenceEngine.load(model_out)
+    meta = engine.to_dict()
     held = json.loads((model_out / "heldout_metrics.json").read_text())
     held_r = json.loads((model_out / "heldout_receipts_metrics.json").read_text())
     cross = json.loads((model_out / "crossfit_metrics.json").read_text())
@@ -248,7 +259,7 @@ def write_card(work: Path, model_out: Path, n_runs: int, n_receipt_runs: int) ->
         return "\n".join([head, sep, *(_row(k, v) for k, v in rows)])
 
     nd = meta["metrics"]["n_documents"]
-    th = json.loads((model_out / "thresholds.json").read_text())
+    th = engine.thresholds_.to_dict()
     accepted = [k for k, v in th["fields"].items() if v["threshold"] is not None]
     certified = ", ".join(accepted) or (
         "none (too few calibration samples to certify the target: every field goes to review "

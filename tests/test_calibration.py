@@ -9,15 +9,16 @@ import pytest
 from scipy.special import expit, logit
 from sklearn.isotonic import IsotonicRegression
 
+from confidence import persistence
 from confidence.calibration import (
     CALIBRATORS,
     IsotonicCalibrator,
     LassoRecalibrator,
     PlattCalibrator,
-    calibrator_from_dict,
     ece,
     make_calibrator,
 )
+from confidence.errors import ModelError
 
 
 def _miscalibrated(n, seed, a=2.0, b=-0.5):
@@ -29,7 +30,8 @@ def _miscalibrated(n, seed, a=2.0, b=-0.5):
 
 
 def _roundtrip(cal):
-    return calibrator_from_dict(json.loads(json.dumps(cal.to_dict(), allow_nan=False)))
+    d = json.loads(json.dumps(persistence.to_dict(cal), allow_nan=False))
+    return persistence.from_dict(d)
 
 
 def test_isotonic_matches_sklearn_and_is_monotone():
@@ -37,10 +39,10 @@ def test_isotonic_matches_sklearn_and_is_monotone():
     cal = IsotonicCalibrator(tie_break=0.0).fit(s, y)
     grid = np.linspace(-0.5, 1.5, 301)  # includes out-of-range scores: clipped
     ref = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(s, y).predict(grid)
-    p = cal.predict_proba(grid)
+    p = cal.predict(grid)
     np.testing.assert_allclose(p, ref)
     assert np.all(np.diff(p) >= 0) and p.min() >= 0 and p.max() <= 1
-    np.testing.assert_array_equal(_roundtrip(cal).predict_proba(grid), p)
+    np.testing.assert_array_equal(_roundtrip(cal).predict(grid), p)
 
 
 @pytest.mark.parametrize("increasing", [True, False])
@@ -51,12 +53,12 @@ def test_isotonic_tie_break_keeps_the_score_order_within_eps(increasing):
     plain = IsotonicCalibrator(increasing=increasing, tie_break=0.0).fit(s, y)
     cal = IsotonicCalibrator(increasing=increasing).fit(s, y)
     grid = np.linspace(-0.5, 1.5, 301)
-    p, q = cal.predict_proba(grid), plain.predict_proba(grid)
+    p, q = cal.predict(grid), plain.predict(grid)
     assert len(np.unique(q)) < 100  # steps: ties
     d = np.diff(p) if increasing else -np.diff(p)
     assert np.all(d > 0)  # strictly monotone: the ranking of the scores survives
     assert np.max(np.abs(p - q)) <= 1e-6 and p.min() >= 0 and p.max() <= 1
-    np.testing.assert_array_equal(_roundtrip(cal).predict_proba(grid), p)
+    np.testing.assert_array_equal(_roundtrip(cal).predict(grid), p)
     with pytest.raises(ValueError, match="tie_break"):
         IsotonicCalibrator(tie_break=0.5).fit(s, y)
 
@@ -85,7 +87,7 @@ def test_calibration_reduces_ece_on_held_out_data(name):
     s, y = _miscalibrated(4000, 3)
     s_test, y_test = _miscalibrated(4000, 4)
     cal = make_calibrator(name).fit(s, y)
-    before, after = ece(y_test, s_test), ece(y_test, cal.predict_proba(s_test))
+    before, after = ece(y_test, s_test), ece(y_test, cal.predict_proba(s_test)[:, 1])
     assert after < 0.5 * before, (before, after)
 
 
@@ -152,7 +154,7 @@ def test_lasso_array_signals_and_small_sample_default_c():
     cal = LassoRecalibrator().fit(s, y, signals=rng.normal(size=(12, 2)))
     assert cal.C_ == 1.0  # too few per class for 5-fold CV: documented default
     assert cal.feature_names_ == ["logit_score", "signal_0", "signal_1"]
-    with pytest.raises(ValueError, match="positive float"):
+    with pytest.raises(ValueError, match="'C' parameter"):
         LassoRecalibrator(C=-1).fit(s, y)
 
 
@@ -182,5 +184,29 @@ def test_make_calibrator_choice_map():
         make_calibrator("beta")
     with pytest.raises(TypeError, match="fit and predict_proba"):
         make_calibrator(3)
-    with pytest.raises(ValueError, match="kind"):
-        calibrator_from_dict({"kind": "beta"})
+    with pytest.raises(ModelError, match="unknown part kind 'beta'"):
+        persistence.from_dict({"kind": "beta", "format_version": 2, "data": {}})
+
+
+@pytest.mark.parametrize("name", ["isotonic", "platt", "lasso"])
+def test_predict_proba_has_two_columns_like_a_classifier(name):
+    s, y = _miscalibrated(300, 9)
+    cal = make_calibrator(name).fit(s, y)
+    P = cal.predict_proba(s[:7])
+    assert P.shape == (7, 2)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(P[:, 1], cal.predict(s[:7]))
+
+
+@pytest.mark.parametrize(
+    "cal, match",
+    [
+        (IsotonicCalibrator(increasing="yes"), "'increasing' parameter"),
+        (PlattCalibrator(input="probit"), "'input' parameter"),
+        (LassoRecalibrator(n_splits=1), "'n_splits' parameter"),
+    ],
+)
+def test_parameters_are_validated_in_one_place(cal, match):
+    s, y = _miscalibrated(50, 10)
+    with pytest.raises(ValueError, match=match):
+        cal.fit(s, y)

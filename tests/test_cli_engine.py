@@ -40,7 +40,7 @@ def work(tmp_path_factory):
 
 def test_train_writes_model(work):
     root, *_ = work
-    meta = json.loads((root / "model" / "engine.json").read_text())
+    meta = json.loads((root / "model" / "engine.json").read_text())["data"]
     assert meta["schema"]["name"] == "mini-invoice"
     assert meta["metrics"]["n_fields"] == 300
 
@@ -98,8 +98,13 @@ def test_evaluate_with_model_and_tune(work):
     assert main(["tune", str(ds), "--runs", str(runs), "--model", str(root / "model"),
                  "--target-accuracy", "0.8", "--confidence-level", "0.8", "--out", str(t),
                  *common]) == 0  # fmt: skip
-    d = json.loads(t.read_text())
+    d = json.loads(t.read_text())["data"]
     assert d["params"]["target_accuracy"] == 0.8 and "total" in d["fields"]
+    # evaluate wrote the inputs of the report's SHAP and per-field sections too
+    for name in ("feature_importance.json", "shap.json", "thresholds.json", "report.html"):
+        assert (out / name).exists(), name
+    shap_rows = json.loads((out / "shap.json").read_text())
+    assert len(shap_rows["values"]) == len(shap_rows["base_values"]) == 300
 
 
 def test_score_from_runs_with_a_bad_document(work, capsys):

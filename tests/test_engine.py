@@ -10,16 +10,17 @@ import numpy as np
 import pytest
 from engine_fixtures import SCHEMA, simulate_run
 
-from confidence.baselines import baseline_scores, fill_missing, llm_calls
 from confidence.calibration import auroc
 from confidence.documents.cache import DocumentCache
-from confidence.engine import ConfidenceEngine, FieldScore
+from confidence.engine import ConfidenceEngine
 from confidence.errors import DatasetError, ModelError
+from confidence.evaluation.baselines import baseline_scores, fill_missing, llm_calls
 from confidence.features.build import FEATURE_NAMES
 from confidence.llm.base import TokenLogprob
 from confidence.readings import CallResult, FieldReading, RunRecord
 from confidence.records import as_run_record, read_runs
 from confidence.schema import Field, Schema
+from confidence.scores import FieldScore
 from confidence.types import Document, Page, Word
 
 COL = {n: i for i, n in enumerate(FEATURE_NAMES)}
@@ -71,11 +72,13 @@ def test_save_load_identical_and_no_pickle(fitted, tmp_path):
         "engine.json",
         "fusion.json",
         "fusion.lgb.txt",
+        "manifest.json",
         "thresholds.json",
     ]
     meta = json.loads((tmp_path / "m" / "engine.json").read_text())
-    assert meta["format_version"] == 1 and meta["feature_names"] == list(FEATURE_NAMES)
-    assert "held_out" in meta["metrics"]
+    assert meta["kind"] == "engine" and meta["format_version"] == 2
+    assert meta["data"]["feature_names"] == list(FEATURE_NAMES)
+    assert "held_out" in meta["data"]["metrics"]
     back = ConfidenceEngine.load(tmp_path / "m")
     np.testing.assert_array_equal(back.predict_confidence(X[:300]), eng.predict_confidence(X[:300]))
     assert back.thresholds_.thresholds_ == eng.thresholds_.thresholds_
@@ -87,7 +90,12 @@ def test_load_other_format_version(fitted, tmp_path):
     meta = json.loads((d / "engine.json").read_text())
     meta["format_version"] = 99
     (d / "engine.json").write_text(json.dumps(meta))
-    with pytest.raises(ModelError, match=r"format 99.*retrain"):
+    with pytest.raises(ModelError, match=r"engine.json: checksum mismatch"):
+        ConfidenceEngine.load(d)  # the manifest refuses any edit first
+    from confidence import persistence
+
+    persistence.attach(d, "engine.json")  # re-list it: now the version itself is refused
+    with pytest.raises(ModelError, match=r"engine.json: engine format version 99.*retrain"):
         ConfidenceEngine.load(d)
     with pytest.raises(ModelError, match="extractconf train"):
         ConfidenceEngine.load(tmp_path / "nothing-here")
@@ -120,7 +128,7 @@ def test_bad_training_input(mutate, match):
         ConfidenceEngine().fit(X2, y2, groups=g[:n], fields=f[:n], field_types=t[:n])
 
 
-def test_score_records_third_party_without_logprobs(fitted):
+def test_score_third_party_without_logprobs(fitted):
     eng, _ = fitted
     schema = Schema("s", (Field("total", "amount"), Field("date", "date"), Field("iban", "iban")))
     recs = [
@@ -128,7 +136,7 @@ def test_score_records_third_party_without_logprobs(fitted):
         {"doc_id": "b", "fields": {"total": "7.00"}, "mapper": {"total": "7.00"}},
     ]
     with pytest.warns(UserWarning, match="not seen in training"):
-        out = eng.score_records(recs, schema)
+        out = eng.score(recs, schema)
     assert [(s.doc_id, s.field) for s in out] == [
         ("a", "total"),
         ("a", "date"),
@@ -160,10 +168,10 @@ def test_score_with_document_and_failed_run(fitted):
     )
     doc = Document("x", "x.pdf", (page,))
     schema = Schema("s", (Field("total", "amount"),))
-    [s] = eng.score(doc, {"total": "12.50"}, {"total": "12.50"}, schema=schema)
+    [s] = eng.score_readings(doc, {"total": "12.50"}, {"total": "12.50"}, schema=schema)
     assert s.doc_id == "x" and s.status == "ok" and s.confidence is not None
     failed = RunRecord("y", None, None, status="error", error="LLM timed out")
-    [e] = eng.score_records([failed], schema)
+    [e] = eng.score([failed], schema)
     assert e.status == "error" and e.confidence is None and e.decision == "review"
     assert e.error == "LLM timed out"
     assert FieldScore.from_dict(json.loads(json.dumps(e.to_dict()))) == e
@@ -176,8 +184,8 @@ def test_vectorised_scoring_matches_single(fitted):
     gold = {"invoice_number": "INV-1", "invoice_date": "2024-01-02", "vendor": "Acme",
             "total": "12.00", "po_number": None}  # fmt: skip
     runs = [simulate_run(f"d{i}", gold, rng) for i in range(20)]
-    together = eng.score_records(runs, SCHEMA)
-    alone = [s for r in runs for s in eng.score_records([r], SCHEMA)]
+    together = eng.score(runs, SCHEMA)
+    alone = [s for r in runs for s in eng.score([r], SCHEMA)]
     assert [s.confidence for s in together] == pytest.approx([s.confidence for s in alone])
 
 
@@ -286,7 +294,7 @@ def test_uncertified_field_says_so(fitted):
     sel.thresholds_["total"] = math.inf
     schema = Schema("s", (Field("total", "amount"), Field("date", "date")))
     rec = {"doc_id": "a", "fields": {"total": "1.00", "date": "2024-01-01"}}
-    total, date = eng.with_thresholds(sel).score_records([rec], schema)
+    total, date = eng.with_thresholds(sel).score([rec], schema)
     assert total.decision == "review" and total.threshold is None
     assert total.reasons[0] == UNCERTIFIED
     assert UNCERTIFIED not in date.reasons
@@ -309,5 +317,61 @@ def test_balance_by_type_removes_the_type_prior_from_the_fused_score(tmp_path):
     assert gap[None] > 0.1 and abs(gap["type"]) < gap[None] / 2
     eng.save(tmp_path / "m")
     assert ConfidenceEngine.load(tmp_path / "m").balance == "type"
-    with pytest.raises(ValueError, match="balance"):
+    with pytest.raises(ValueError, match="'balance' parameter"):
         ConfidenceEngine(balance="field").fit(X, y, groups=g, fields=f, field_types=t)
+
+
+class _EmptyReplies:
+    """An LLM client that answers every call with an empty JSON object."""
+
+    model = "fake"
+
+    def chat(self, messages, **kw):
+        from confidence.llm.base import Completion
+
+        return [Completion("{}", None, "fake", {}, 0.0, "stop")]
+
+
+def _one_line_doc() -> Document:
+    words = (
+        Word("Total:", (0.1, 0.5, 0.2, 0.52), line_id=1),
+        Word("12.50", (0.3, 0.5, 0.4, 0.52), line_id=1),
+    )
+    return Document("x", "x.pdf", (Page(1, 850, 1100, words, "pdf", 100.0),))
+
+
+def test_extract_and_score_equals_extract_then_score(fitted):
+    from confidence.calls.extract import extract_document
+
+    eng, _ = fitted
+    schema = Schema("s", (Field("total", "amount"),))
+    doc = _one_line_doc()
+    live = eng.extract_and_score(doc, schema, _EmptyReplies())
+    rec = extract_document(doc, schema, _EmptyReplies())
+    assert live == eng.score([rec], schema, {doc.doc_id: doc})
+    assert [s.field for s in live] == ["total"] and live[0].doc_id == "x"
+
+
+def test_explain_is_a_shap_explanation_summing_to_the_margin(fitted):
+    shap = pytest.importorskip("shap")
+    eng, (X, *_) = fitted
+    expl = eng.explain(X[:40])
+    assert isinstance(expl, shap.Explanation)
+    assert expl.values.shape == (40, len(FEATURE_NAMES))
+    assert list(expl.feature_names) == list(FEATURE_NAMES)
+    margin = eng.fusion_.decision_function(X[:40])
+    np.testing.assert_allclose(expl.values.sum(axis=1) + expl.base_values, margin, atol=1e-9)
+    # records give the same rows as their feature matrix; failed records are left out
+    recs = [{"doc_id": "a", "fields": {"total": "9.00"}}, RunRecord("b", None, None,
+            status="error", error="x")]  # fmt: skip
+    schema = Schema("s", (Field("total", "amount"),))
+    by_rec = eng.explain(recs, schema)
+    assert by_rec.values.shape == (1, len(FEATURE_NAMES))
+    with pytest.raises(ValueError, match="schema"):
+        eng.explain(recs)
+
+
+def test_too_few_documents_for_the_split_is_a_clear_error():
+    X, y, g, f, t = _table(n_docs=3)  # 3 documents: 0.6/0.2/0.2 leaves the calibration empty
+    with pytest.raises(DatasetError, match="calibration split has no document"):
+        ConfidenceEngine().fit(X, y, groups=g, fields=f, field_types=t)

@@ -18,7 +18,14 @@ SOURCES = {
     "datasets": "confidence.datasets",
 }
 LAYERS: list[tuple[str, ...]] = [
-    ("confidence.errors", "confidence.types", "confidence.schema", "confidence.jsonsafe"),
+    # persistence is the registry + file protocol every fitted part registers with
+    (
+        "confidence.errors",
+        "confidence.types",
+        "confidence.schema",
+        "confidence.jsonsafe",
+        "confidence.persistence",
+    ),
     ("confidence.documents",),
     ("confidence.datasets",),
     ("confidence.llm",),
@@ -26,7 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("confidence.calls",),
     ("confidence.features",),
     ("confidence.calibration", "confidence.fusion", "confidence.sampling"),
-    ("confidence.routing", "confidence.scores", "confidence.output", "confidence.persistence"),
+    ("confidence.routing", "confidence.scores", "confidence.output"),
     ("confidence.engine",),
     ("confidence.evaluation",),
     ("confidence.report",),

@@ -75,3 +75,7 @@ def test_quickstart_runs(tmp_path):
     assert "using " in out
     assert "straight through" in out
     assert "Brier score before" in out or "nothing to recalibrate" in out
+    # shap's own plots of engine.explain(), saved as images and shown
+    assert "waterfall of the least confident field" in out and "image/png" in out
+    for name in ("shap_beeswarm.png", "shap_waterfall.png"):
+        assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")

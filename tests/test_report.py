@@ -43,7 +43,7 @@ def write_eval_dir(d, *, n_docs=120, seed=0, nested=False, with_optional=True):
     y = np.array([r["correct"] for r in rows], dtype=int)
     raw = np.array([r["raw"] for r in rows])
     cal = make_calibrator("isotonic").fit(raw, y)
-    conf = np.asarray(cal.predict_proba(raw), dtype=float)
+    conf = cal.predict_proba(raw)[:, 1]
     sel = ThresholdSelector(target_accuracy=0.9, confidence_level=0.8).fit(
         conf, y, [r["field"] for r in rows], [r["field_type"] for r in rows]
     )
@@ -84,6 +84,18 @@ def write_eval_dir(d, *, n_docs=120, seed=0, nested=False, with_optional=True):
         }
         (d / "feature_importance.json").write_text(json.dumps(imp))
         sel.save(d / "thresholds.json")
+        k = len(FEATURE_NAMES)
+        values = rng.normal(0, 0.3, (len(out), k))
+        data = rng.uniform(size=(len(out), k)).tolist()
+        data[0][0] = None  # a missing feature (NaN) is written as null
+        shap_json = {
+            "feature_names": list(FEATURE_NAMES),
+            "rows": list(range(len(out))),
+            "values": values.tolist(),
+            "base_values": [1.5] * len(out),
+            "data": data,
+        }
+        (d / "shap.json").write_text(json.dumps(shap_json))  # fmt: skip
     return out
 
 
@@ -101,7 +113,7 @@ def test_report_has_every_section_and_valid_pngs(tmp_path, nested):
         assert f'<section id="{sid}">' in html
     assert 'class="note"' not in html  # every input is present: no section was skipped
     imgs = _images(html)
-    assert len(imgs) == 3  # reliability, risk-coverage, SHAP
+    assert len(imgs) == 5  # reliability, risk-coverage, SHAP bars, shap beeswarm + waterfall
     for png in imgs:
         assert png.startswith(b"\x89PNG\r\n\x1a\n")
         im = Image.open(io.BytesIO(png))
@@ -120,6 +132,9 @@ def test_report_has_every_section_and_valid_pngs(tmp_path, nested):
     section = html.split('id="confident-wrong"')[1]
     assert section.index(f"{wrong['doc_id']}") < section.index("</tbody>")
     assert "Hunter and Mapper disagree" in section
+    shap_section = html.split('id="shap"')[1].split("</section>")[0]
+    assert 'alt="SHAP beeswarm"' in shap_section and 'alt="SHAP waterfall"' in shap_section
+    assert f"({wrong['doc_id']}, {wrong['field']})" in shap_section
 
 
 def test_inputs_read_nested_extra_and_method_order(tmp_path):

@@ -15,7 +15,6 @@ from confidence.routing import (
     phrase,
     reasons,
     straight_through,
-    thresholds_for,
 )
 
 
@@ -80,7 +79,7 @@ def test_reasons_shape_check():
         reasons(np.zeros((1, 2)), np.zeros((1, 3)), ["a", "b", "c"], ["review"])
 
 
-def test_thresholds_for_sources():
+def test_threshold_lookup_sources():
     rng = np.random.default_rng(0)
     n = 3000
     s = rng.uniform(size=n)
@@ -88,7 +87,7 @@ def test_thresholds_for_sources():
     fields = np.array(["total", "date"])[rng.integers(0, 2, n)]
     types = np.where(fields == "total", "amount", "date")
     sel = ThresholdSelector(target_accuracy=0.95).fit(s, y, fields, types)
-    lam, src = thresholds_for(sel, ["total", "new_amount", "x"], ["amount", "amount", "iban"])
+    lam, src = sel.lookup_many(["total", "new_amount", "x"], ["amount", "amount", "iban"])
     assert src == ["field", "type", "global"]
     assert lam[1] == sel.type_thresholds_["amount"]
     assert lam[2] == sel.global_threshold_

@@ -124,7 +124,7 @@ def test_roundtrip_json_and_files(tmp_path):
     path = sel.save(tmp_path / "model")
     assert path.name == "thresholds.json"
     loaded = ThresholdSelector.load(tmp_path / "model")
-    assert loaded.threshold_for("x", "amount") == sel.threshold_for("x", "amount")
+    assert loaded.lookup("x", "amount") == sel.lookup("x", "amount")
     assert ThresholdSelector.load(sel.save(tmp_path / "t.json")).coverage_ == sel.coverage_
 
 
@@ -132,17 +132,28 @@ def test_load_errors(tmp_path):
     with pytest.raises(ModelError, match="extractconf tune"):
         ThresholdSelector.load(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
-    bad.write_text('{"format_version": 1}')
-    with pytest.raises(ModelError, match="unreadable"):
+    bad.write_text("{not json")
+    with pytest.raises(ModelError, match=r"bad\.json: unreadable"):
         ThresholdSelector.load(bad)
-    bad.write_text('{"format_version": 7}')
-    with pytest.raises(ModelError, match="format_version 7"):
+    s, y, f, t = _calibration_set()
+    path = ThresholdSelector(target_accuracy=0.95, min_samples=100).fit(s, y, f, t).save(bad)
+    env = json.loads(path.read_text())
+    path.write_text(json.dumps({**env, "format_version": 7}))
+    with pytest.raises(ModelError, match=r"bad\.json: thresholds format version 7"):
+        ThresholdSelector.load(bad)
+    path.write_text(json.dumps({**env, "kind": "tresholds"}))
+    with pytest.raises(ModelError, match=r"bad\.json: unknown part kind 'tresholds'"):
+        ThresholdSelector.load(bad)
+    # a changed threshold is caught by the file's own checksum (issue 16, item 4)
+    env["data"]["global_threshold"] = 0.5
+    path.write_text(json.dumps(env))
+    with pytest.raises(ModelError, match=r"bad\.json: checksum mismatch"):
         ThresholdSelector.load(bad)
 
 
 def test_validation_messages():
     s, y, f = [0.5, 0.6], [1, 0], ["a", "a"]
-    with pytest.raises(ValueError, match="strictly between 0 and 1"):
+    with pytest.raises(ValueError, match="'target_accuracy' parameter"):
         ThresholdSelector(target_accuracy=1.0).fit(s, y, f)
     with pytest.raises(ValueError, match="field_type>global"):
         ThresholdSelector(fallback="type").fit(s, y, f)

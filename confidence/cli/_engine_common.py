@@ -78,8 +78,8 @@ def make_cache(args):
 
 def load_table(args, datasets):
     """Build the labelled table for ``args.runs`` over ``datasets``; prints what was skipped."""
+    from confidence.evaluation.table import build_table
     from confidence.records import load_runs
-    from confidence.training import build_table
 
     runs = load_runs(args.runs)
     table = build_table(

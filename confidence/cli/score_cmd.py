@@ -130,7 +130,10 @@ def run(args) -> int:
         if need_docs
         else iter([None] * len(items))
     )
-    bar = _bar(len(items), not args.quiet and sys.stderr.isatty())
+    from tqdm import tqdm
+
+    show = not args.quiet and sys.stderr.isatty()
+    bar = tqdm(total=len(items), unit="doc", desc="documents", disable=not show)
     for (doc_id, path), doc in zip(items, loaded, strict=True):
         bar.update(1)
         if isinstance(doc, DocumentError):
@@ -156,7 +159,7 @@ def run(args) -> int:
         if doc is not None and not args.no_documents:
             docs[doc_id] = doc
     bar.close()
-    scores = engine.score_records(records, schema, docs, explain=not args.no_reasons)
+    scores = engine.score(records, schema, docs, explain=not args.no_reasons)
     through = straight_through(
         [s.doc_id for s in scores],
         [s.decision if s.status == "ok" else "review" for s in scores],
@@ -175,9 +178,3 @@ def run(args) -> int:
     )
     print(f"wrote {args.out}")
     return 1 if failed else 0
-
-
-def _bar(total, show):
-    from confidence.training import _bar as bar
-
-    return bar(total, show)

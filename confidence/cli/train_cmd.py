@@ -19,7 +19,8 @@ Documents are split three ways (never cutting a document): the fusion model (Lig
 the first share, the calibrator on the second, and the per-field thresholds are chosen on the
 third, so the accuracy guarantee of the thresholds holds on documents the model never saw.
 The folder written holds no pickle: fusion.lgb.txt, fusion.json, calibrator.json,
-thresholds.json, engine.json (versions, features, schema, held-out metrics).
+thresholds.json, engine.json (versions, features, schema, held-out metrics) and manifest.json
+(sha256 and format version of every file; a changed file is refused when loading).
 
 examples:
   extractconf extract data/synth --out runs/synth.jsonl --llm local
@@ -64,7 +65,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from confidence.training import fit_engine
+    from confidence.evaluation.crossfit import fit_engine
 
     check_guarantee_args(args)
     datasets = open_datasets(args.datasets)

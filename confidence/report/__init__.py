@@ -17,11 +17,16 @@
 ``feature_importance.json`` (optional)
     ``{feature_name: mean |SHAP|}``.
 ``thresholds.json`` (optional)
-    :meth:`confidence.calibration.ThresholdSelector.to_dict` output.
+    :meth:`confidence.calibration.ThresholdSelector.save` output (checked when read).
+``shap.json`` (optional)
+    ``{"feature_names", "rows", "values", "base_values", "data"}``: fusion contributions
+    (log-odds) of a sample of the rows of ``scores.jsonl`` (``rows`` = their line indices), for
+    shap's own beeswarm and waterfall plots.
 
 Sections: metrics table (every method), reliability diagrams before/after calibration,
 risk-coverage curves (every method on one plot), coverage at 95/98/99/99.5% accuracy, per-field
-table, top SHAP features, the ten most confident wrong fields with their reasons. A section whose
+table, top SHAP features with shap's beeswarm and a waterfall of the most confident wrong field,
+the ten most confident wrong fields with their reasons. A section whose
 input is missing shows a note instead; images are inline base64 PNGs, so the file works offline
 and can be mailed as is.
 

@@ -354,18 +354,45 @@ def _per_field(inp: ReportInputs) -> str:
 
 
 def _shap(inp: ReportInputs) -> str:
-    if not inp.importance:
+    if not inp.importance and not inp.shap:
         return _section(
             "shap", "Top SHAP features", _note("feature_importance.json missing; section skipped")
         )
-    top = sorted(inp.importance.items(), key=lambda kv: -kv[1])[:N_TOP_FEATURES]
-    return _section(
-        "shap",
-        f"Top {len(top)} SHAP features overall",
-        _img(plots.importance_png(inp.importance, top=N_TOP_FEATURES), "top SHAP features")
-        + '<p class="sub">Mean absolute contribution of each feature to the fused log-odds '
-        "(LightGBM TreeSHAP) over the evaluated fields.</p>",
-    )
+    body = ""
+    if inp.importance:
+        body += _img(
+            plots.importance_png(inp.importance, top=N_TOP_FEATURES), "top SHAP features"
+        ) + (
+            '<p class="sub">Mean absolute contribution of each feature to the fused log-odds '
+            "(LightGBM TreeSHAP) over the evaluated fields.</p>"
+        )
+    if inp.shap:
+        expl = plots.shap_explanation(inp.shap)
+        i, what = _waterfall_row(inp)
+        body += (
+            _img(plots.beeswarm_png(expl, top=N_TOP_FEATURES), "SHAP beeswarm")
+            + '<p class="sub">shap beeswarm: one dot per field and feature, its contribution '
+            "to the fused log-odds; colour = the feature's value (grey: missing).</p>"
+            + _img(plots.waterfall_png(expl[i]), "SHAP waterfall")
+            + f'<p class="sub">shap waterfall of {escape(what)}: from the average log-odds to '
+            "this field's, feature by feature.</p>"
+        )
+    return _section("shap", f"Top {N_TOP_FEATURES} SHAP features", body)
+
+
+def _waterfall_row(inp: ReportInputs) -> tuple[int, str]:
+    """Index into ``shap.json`` of the most confident wrong field it holds (else its first)."""
+    rows = list(inp.shap.get("rows") or [])
+    best, best_p = 0, -1.0
+    for k, i in enumerate(rows):
+        r = inp.rows[i] if 0 <= i < len(inp.rows) else None
+        p = r.get("extractconf") if r else None
+        if r and not r["correct"] and isinstance(p, int | float) and p > best_p:
+            best, best_p = k, float(p)
+    if best_p < 0 or not rows:
+        return 0, "the first sampled field"
+    r = inp.rows[rows[best]]
+    return best, f"the most confident wrong field sampled ({r['doc_id']}, {r['field']})"
 
 
 def _confident_wrong(inp: ReportInputs) -> str:

@@ -31,6 +31,7 @@ METRICS_FILE = "metrics.json"
 SCORES_FILE = "scores.jsonl"
 IMPORTANCE_FILE = "feature_importance.json"
 THRESHOLDS_FILE = "thresholds.json"
+SHAP_FILE = "shap.json"
 
 EXTRA_COLUMNS: tuple[str, ...] = ("correct", "extractconf_raw", "threshold", "confidence")
 """Numeric columns of ``scores.jsonl`` that are not confidence methods."""
@@ -52,6 +53,9 @@ class ReportInputs:
         Score columns, ``extractconf`` first when present.
     importance : dict feature -> mean |SHAP|, or None
     thresholds : dict (``ThresholdSelector.to_dict()``), or None
+    shap : dict or None
+        ``shap.json``: ``feature_names``, ``values`` (rows x features, log-odds),
+        ``base_values``, ``data`` (the feature values).
     meta : dict
         The other top-level keys of ``metrics.json`` (``evaluation``, ``routing``, ...).
     notes : tuple of str
@@ -64,6 +68,7 @@ class ReportInputs:
     methods: tuple[str, ...]
     importance: dict[str, float] | None = None
     thresholds: dict[str, Any] | None = None
+    shap: dict[str, Any] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -94,6 +99,19 @@ def _read_json(path: Path, notes: list[str]) -> Any:
         return json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
         notes.append(f"{path.name}: unreadable ({e}); section skipped")
+        return None
+
+
+def _read_thresholds(path: Path, notes: list[str]) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    from confidence.calibration import ThresholdSelector
+    from confidence.errors import ModelError
+
+    try:
+        return ThresholdSelector.load(path).to_dict()
+    except ModelError as e:
+        notes.append(f"{e}; section skipped")
         return None
 
 
@@ -207,9 +225,14 @@ def load_inputs(out_dir: str | Path) -> ReportInputs:
     ):
         notes.append(f"{IMPORTANCE_FILE}: expected {{feature: mean |SHAP|}}; section skipped")
         importance = None
-    thresholds = _read_json(d / THRESHOLDS_FILE, notes)
-    if thresholds is not None and not isinstance(thresholds, Mapping):
-        thresholds = None
+    thresholds = _read_thresholds(d / THRESHOLDS_FILE, notes)
+    shap_values = _read_json(d / SHAP_FILE, notes)
+    if shap_values is not None and not (
+        isinstance(shap_values, Mapping)
+        and {"feature_names", "values", "base_values", "data"} <= set(shap_values)
+    ):
+        notes.append(f"{SHAP_FILE}: expected feature_names, values, base_values, data; skipped")
+        shap_values = None
     return ReportInputs(
         out_dir=d,
         metrics=metrics,
@@ -218,7 +241,8 @@ def load_inputs(out_dir: str | Path) -> ReportInputs:
         importance=None
         if importance is None
         else {str(k): float(v) for k, v in importance.items()},
-        thresholds=None if thresholds is None else dict(thresholds),
+        thresholds=thresholds,
+        shap=shap_values,
         meta=meta,
         notes=tuple(notes),
     )

@@ -1,7 +1,8 @@
-"""Report figures as PNG bytes (matplotlib, Agg canvas, no pyplot global state).
+"""Report figures as PNG bytes (matplotlib, Agg canvas).
 
 Each function returns the bytes of one PNG, ready to inline as base64. matplotlib is imported
-lazily: it is the ``report`` extra.
+lazily: it is the ``report`` extra. Our own figures avoid pyplot's global state; shap's beeswarm
+and waterfall plots draw on pyplot's current figure, which is closed right after.
 
 Examples
 --------
@@ -19,7 +20,14 @@ import numpy as np
 
 from confidence.calibration import risk_coverage_curve
 
-__all__ = ["importance_png", "reliability_png", "risk_coverage_png"]
+__all__ = [
+    "beeswarm_png",
+    "importance_png",
+    "reliability_png",
+    "risk_coverage_png",
+    "shap_explanation",
+    "waterfall_png",
+]
 
 _DPI = 100
 # Colour-blind-safe palette (Okabe-Ito); extractconf always gets the first colour.
@@ -161,3 +169,46 @@ def importance_png(importance: Mapping[str, float], *, top: int = 15) -> bytes:
     ax.tick_params(axis="y", labelsize=9)
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)
+
+
+def shap_explanation(d: Mapping[str, Sequence]):
+    """A ``shap.Explanation`` from the content of ``shap.json`` (see :mod:`confidence.report`)."""
+    import shap
+
+    return shap.Explanation(
+        values=np.asarray(d["values"], dtype=float),
+        base_values=np.asarray(d["base_values"], dtype=float),
+        data=np.asarray([[np.nan if v is None else v for v in row] for row in d["data"]], float),
+        feature_names=list(d["feature_names"]),
+    )
+
+
+def _shap_png(draw) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")  # shap draws through pyplot; never open a window
+    import matplotlib.pyplot as plt
+
+    draw()
+    fig = plt.gcf()
+    try:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=_DPI, bbox_inches="tight")
+        return buf.getvalue()
+    finally:
+        plt.close(fig)
+
+
+def beeswarm_png(explanation, *, top: int = 15) -> bytes:
+    """shap's beeswarm plot: every field's contribution of the ``top`` features."""
+    import shap
+
+    return _shap_png(lambda: shap.plots.beeswarm(explanation, max_display=top, show=False))
+
+
+def waterfall_png(row, *, top: int = 12) -> bytes:
+    """shap's waterfall plot of one field (``explanation[i]``): from the base value to its
+    log-odds, feature by feature."""
+    import shap
+
+    return _shap_png(lambda: shap.plots.waterfall(row, max_display=top, show=False))

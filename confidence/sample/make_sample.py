@@ -61,7 +61,7 @@ def build_tuning(n: int, seed: int, work: Path) -> None:
 
     from confidence.datasets.folder import Dataset
     from confidence.documents.cache import DocumentCache
-    from confidence.training import build_table, cross_fit, fit_engine
+    from confidence.evaluation import build_table, cross_fit, fit_engine
 
     ds_dir = work / "tuning"
     _synth(ds_dir, n, seed, 0.3)
@@ -73,7 +73,7 @@ def build_tuning(n: int, seed: int, work: Path) -> None:
         runs[rec.doc_id] = heuristic_run(doc, ds.schema)
     table = build_table(ds, runs, cache=cache)
     params = {"target_accuracy": 0.9, "confidence_level": 0.9}
-    conf, _ = cross_fit(table, n_splits=5, seed=seed, **params)
+    conf = cross_fit(table, n_splits=5, seed=seed, **params).confidence
     r = table.rows
     with gzip.open(HERE / "tuning_scores.jsonl.gz", "wt", encoding="utf-8") as fh:
         for i in range(len(table)):

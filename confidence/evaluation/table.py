@@ -1,4 +1,4 @@
-"""Labelled feature tables from datasets + recorded runs, and honest (cross-fitted) evaluation.
+"""Labelled feature tables: datasets (gold labels) joined with recorded runs (LLM readings).
 
 :func:`build_table` joins dataset folders (gold labels, document files) with ``runs.jsonl``
 records (the LLM readings) into one row per judged (document, field): the feature row, the
@@ -9,31 +9,27 @@ DocumentCache`, so a second training or evaluation run does not OCR again.
 Only labelled fields are judged (a missing key in ``labels.jsonl`` = unlabelled). Documents
 without a run, whose run failed, or whose file cannot be read are skipped and counted in
 :attr:`LabelledTable.skipped`.
-
-:func:`cross_fit` scores every row with an engine that never saw its document: documents are
-split into K folds, an engine is trained on K-1 folds and scores the held-out fold.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.model_selection import GroupKFold
+from tqdm import tqdm
 
-from confidence.baselines import BASELINES, baseline_scores, llm_calls
 from confidence.datasets import matching
 from confidence.datasets.folder import Dataset
 from confidence.documents.cache import DocumentCache
-from confidence.engine import ConfidenceEngine
 from confidence.errors import DatasetError
+from confidence.evaluation.baselines import BASELINES, baseline_scores, llm_calls
 from confidence.features.build import RecordRows, record_rows
 from confidence.readings import RunRecord
 from confidence.types import Document
 
-__all__ = ["LabelledTable", "build_table", "cross_fit"]
+__all__ = ["LabelledTable", "build_table"]
 
 _CHUNK = 32  # documents featurised at a time: bounds memory on large datasets
 
@@ -138,7 +134,7 @@ def build_table(
     calls: dict[str, list[float]] = {}
     skipped: Counter = Counter()
     total = sum(len(ds) for ds in datasets)
-    bar = _bar(total, progress)
+    bar = tqdm(total=total, unit="doc", desc="features", disable=not progress)
     for ds in datasets:
         schema = ds.schema
         records = []
@@ -203,68 +199,3 @@ def _take(rows: RecordRows, keep: np.ndarray) -> RecordRows:
     idx = np.flatnonzero(keep)
     lists = [[getattr(rows, a)[i] for i in idx] for a in list(RecordRows.__dataclass_fields__)[1:]]
     return RecordRows(rows.X[idx], *lists)
-
-
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _bar(total: int, progress: bool):
-    if not progress:
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="doc", desc="features")
-
-
-def fit_engine(table: LabelledTable, **params) -> ConfidenceEngine:
-    """Fit a :class:`ConfidenceEngine` on a whole table."""
-    _check_trainable(table)
-    r = table.rows
-    return ConfidenceEngine(**params).fit(
-        r.X, table.y, groups=np.asarray(r.doc_ids), fields=r.fields, field_types=r.field_types
-    )
-
-
-def _check_trainable(table: LabelledTable) -> None:
-    if len(table) == 0:
-        why = ", ".join(f"{v} {k}" for k, v in table.skipped.items()) or "no documents"
-        raise DatasetError(f"no judged fields to train on ({why}); check the dataset and --runs")
-
-
-def cross_fit(
-    table: LabelledTable, *, n_splits: int = 5, seed: int = 0, **params
-) -> tuple[np.ndarray, np.ndarray]:
-    """Out-of-fold confidence and accept decisions for every row (doc-grouped K-fold).
-
-    Returns ``(confidence, accepted)``; each fold is scored by an engine (fusion, calibrator and
-    thresholds) trained on the other folds only.
-    """
-    _check_trainable(table)
-    groups = np.asarray(table.rows.doc_ids)
-    n_docs = len(np.unique(groups))
-    k = min(n_splits, n_docs)
-    if k < 2:
-        raise DatasetError(f"cross-fitting needs at least 2 documents, got {n_docs}")
-    # shuffle documents deterministically, then GroupKFold keeps each document in one fold
-    uniq = np.unique(groups)
-    rank = dict(zip(uniq, np.random.default_rng(seed).permutation(len(uniq)), strict=True))
-    order_key = np.array([rank[g] for g in groups])
-    conf = np.full(len(table), np.nan)
-    acc = np.zeros(len(table), dtype=bool)
-    for train, test in GroupKFold(n_splits=k).split(table.rows.X, table.y, order_key):
-        eng = fit_engine(table.subset(_mask(len(table), train)), random_state=seed, **params)
-        sub = table.subset(_mask(len(table), test))
-        conf[test] = eng.predict_confidence(sub.rows.X)
-        acc[test] = [s.decision == "accept" for s in eng.route_rows(sub.rows, explain=False)]
-    return conf, acc
-
-
-def _mask(n: int, idx: Iterable[int]) -> np.ndarray:
-    m = np.zeros(n, dtype=bool)
-    m[list(idx)] = True
-    return m
