@@ -1,22 +1,20 @@
 """Shared pytest fixtures: a reportlab invoice, its raster and degraded scans (session-cached).
 
-Builders live in ``fixtures_docs.py`` so test modules can also call them directly::
+Builders live in ``tests/fixtures/docs.py`` so test modules can also call them directly::
 
-    from fixtures_docs import make_invoice_pdf, render_pdf
+    from tests.fixtures.docs import make_invoice_pdf, render_pdf
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
-import fixtures_docs as fx
+from tests.fixtures import docs as fx
 
 SCAN_DPI = 200.0
 

@@ -8,7 +8,6 @@ import random
 
 import numpy as np
 import pytest
-from engine_fixtures import SCHEMA, simulate_run
 
 from confidence.calibration import auroc
 from confidence.documents.cache import DocumentCache
@@ -22,6 +21,7 @@ from confidence.records import as_run_record, read_runs
 from confidence.schema import Field, Schema
 from confidence.scores import FieldScore
 from confidence.types import Document, Page, Word
+from tests.fixtures.engine import SCHEMA, simulate_run
 
 COL = {n: i for i, n in enumerate(FEATURE_NAMES)}
 

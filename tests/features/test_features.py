@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import random
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +22,7 @@ from confidence.readings import FieldReading
 from confidence.schema import FIELD_TYPES, Field
 from confidence.types import Document, ImageQuality, Page, QualityGrid, Word
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "features.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "features.md"
 
 
 def W(text, x0, y0, x1, y1, conf=1.0, line=0, font=None):
@@ -264,9 +263,7 @@ def test_every_feature_documented():
 @pytest.mark.slow
 def test_end_to_end_digital_pdf(tmp_path):
     from confidence import documents
-
-    sys.path.insert(0, str(Path(__file__).parent))  # fixtures_docs, also without conftest.py
-    from fixtures_docs import make_invoice_pdf
+    from tests.fixtures.docs import make_invoice_pdf
 
     spec = make_invoice_pdf(tmp_path / "inv.pdf")
     doc = documents.load_document(spec.path)

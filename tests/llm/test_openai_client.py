@@ -4,23 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # --import-mode=importlib does not add it
-from llm_servers import (
+from confidence.documents.patterns import AMOUNT_PATTERN
+from confidence.errors import LLMError
+from confidence.llm import OpenAIClient, RetryPolicy, make_client
+from tests.fixtures.llm_servers import (
     Act,
     FakeChatServer,
     fake_server_fixture,  # noqa: F401
     llama_server_fixture,  # noqa: F401
 )
-
-from confidence.documents.patterns import AMOUNT_PATTERN
-from confidence.errors import LLMError
-from confidence.llm import OpenAIClient, RetryPolicy, make_client
 
 MSG = [{"role": "user", "content": "Invoice total 12.50"}]
 SCHEMA = {"type": "object", "properties": {"total": {"type": "string"}}, "required": ["total"]}

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from engine_fixtures import make_dataset, make_runs
 
 from confidence.datasets.folder import Dataset
 from confidence.documents.cache import DocumentCache
@@ -22,6 +21,7 @@ from confidence.evaluation import (
     fit_engine,
 )
 from confidence.records import load_runs
+from tests.fixtures.engine import make_dataset, make_runs
 
 pytestmark = pytest.mark.slow
 

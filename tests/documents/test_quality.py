@@ -7,7 +7,6 @@ import math
 import time
 
 import cv2
-import fixtures_docs as fx
 import numpy as np
 import pytest
 from PIL import Image
@@ -20,6 +19,7 @@ from confidence.documents.quality import (
     quality_grid,
     text_orientation,
 )
+from tests.fixtures import docs as fx
 
 
 def _lines_image(angle: float = 0.0) -> np.ndarray:

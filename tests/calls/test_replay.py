@@ -23,7 +23,7 @@ from confidence.readings import FieldReading, RunRecord
 from confidence.schema import Schema
 from confidence.types import Document
 
-HERE = Path(__file__).parent / "fixtures" / "llm_replies"
+HERE = Path(__file__).resolve().parents[1] / "fixtures" / "llm_replies"
 
 
 def _key(messages, kwargs) -> str:

@@ -7,9 +7,9 @@ import json
 import math
 
 import pytest
-from engine_fixtures import make_dataset, make_runs
 
 from confidence.cli import main
+from tests.fixtures.engine import make_dataset, make_runs
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,6 @@ import math
 import struct
 import zlib
 
-import fixtures_docs as fx
 import numpy as np
 import pytest
 from PIL import Image
@@ -15,6 +14,7 @@ from PIL import Image
 from confidence.documents import load_document, load_many
 from confidence.errors import DocumentError
 from confidence.types import Document
+from tests.fixtures import docs as fx
 
 
 def _center(b):

@@ -9,7 +9,7 @@ import pytest
 
 from confidence import cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_command_is_registered():

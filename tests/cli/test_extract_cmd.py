@@ -100,14 +100,10 @@ def test_extract_cli_refuses_bad_options(dataset, tmp_path, capsys):
 )
 def test_real_embedded_model_end_to_end():
     """SmolLM2-135M through llama.cpp on a tiny invoice: every call made, values aligned."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
-    from record_replies import CLEAN, SCHEMA, make_document
 
     from confidence.calls import extract_document
     from confidence.llm.local import LocalLlamaClient
+    from tests.fixtures.record_replies import CLEAN, SCHEMA, make_document
 
     rec = extract_document(make_document("e2e", CLEAN), SCHEMA, LocalLlamaClient(n_ctx=2048))
     assert rec.status == "ok" and rec.hunter.status == "ok" and rec.llm_calls == 2
