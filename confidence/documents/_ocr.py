@@ -10,10 +10,10 @@ tell the cases apart:
   of 0.5 or more. The page is kept: an upright page of ordinary quality costs one tesseract run;
 * upside down: the boxes are still wide but the confidence is poor (0.2-0.35): the page turned
   180 degrees is read;
-* sideways: tesseract reads the vertical lines, so the boxes are taller than wide. When it reads
-  them confidently the text runs bottom to top (the page needs 270 degrees), otherwise top to
-  bottom (90 degrees); that turn is read first and the opposite one only if the first does not
-  read upright.
+* sideways: tesseract reads vertical lines top to bottom, so the boxes are taller than wide. When
+  it reads them confidently the text does run top to bottom (the page needs a 270-degree turn),
+  otherwise bottom to top (90 degrees); that turn is read first and the opposite one only if it
+  does not read upright.
 
 Of the readings made, the one with the most confidently read characters in left-to-right word
 boxes (:func:`_orientation_score`) is kept; the page as it lies wins near ties.
@@ -195,8 +195,8 @@ def ocr_page(
     if first.horizontal:
         turns: tuple[int, ...] = (180,)
     elif first.n_long:
-        # tesseract reads vertical lines as if turned 90 degrees clockwise: a confident reading
-        # of them means the text runs bottom to top.
+        # tesseract reads vertical lines top to bottom: a confident reading of them means the
+        # text runs that way, i.e. the page lies turned 90 degrees clockwise.
         turns = (270, 90) if first.conf >= _UPRIGHT_CONF else (90, 270)
     else:
         turns = (90, 270, 180)
