@@ -111,19 +111,19 @@ def test_invoice_turned_270_is_read_upright(tmp_path, invoice_gray, loaded_scans
     assert _recovered(page, loaded_scans["clean"].pages[0]) >= 0.9
 
 
-def test_orientation_score_reads_word_box_shape():
+def test_judge_looks_at_word_box_shape_and_confidence():
     def words(box, conf, text="word"):
         return tuple(
             Word(text, (box[0], 0.1 * i, box[1], 0.1 * i + box[2]), ocr_conf=conf) for i in range(6)
         )
 
-    wide = _ocr._orientation_score(words((0.1, 0.3, 0.02), 0.9), (1000, 1000))
+    wide = _ocr._judge(words((0.1, 0.3, 0.02), 0.9), (1000, 1000))
     assert wide.upright and wide.wide_share == 1.0 and wide.score == pytest.approx(6 * 4 * 0.9)
-    tall = _ocr._orientation_score(words((0.1, 0.12, 0.08), 0.9), (1000, 1000))
+    tall = _ocr._judge(words((0.1, 0.12, 0.08), 0.9), (1000, 1000))
     assert not tall.horizontal and tall.score == 0.0 and tall.conf == pytest.approx(0.9)
-    weak = _ocr._orientation_score(words((0.1, 0.3, 0.02), 0.2), (1000, 1000))
+    weak = _ocr._judge(words((0.1, 0.3, 0.02), 0.2), (1000, 1000))
     assert weak.horizontal and not weak.upright
     # boxes are page fractions: 0.02 wide and 0.05 tall is wide on a raster 3x wider than tall
-    assert _ocr._orientation_score(words((0.1, 0.12, 0.05), 0.9), (1000, 3000)).horizontal
+    assert _ocr._judge(words((0.1, 0.12, 0.05), 0.9), (1000, 3000)).horizontal
     # short words (digits, "of") are square even when upright and are not judged
-    assert _ocr._orientation_score(words((0.1, 0.12, 0.08), 0.9, "12"), (1000, 1000)).n_long == 0
+    assert _ocr._judge(words((0.1, 0.12, 0.08), 0.9, "12"), (1000, 1000)).n_long == 0

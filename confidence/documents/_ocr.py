@@ -6,8 +6,9 @@ make as much vertical structure as a sideways page). Measured on real receipts a
 by 0/90/180/270 degrees (see ``docs/ingestion.md``), a reading of a page as it lies is enough to
 tell the cases apart:
 
-* upright: the words of three or more letters have boxes wider than tall and a mean confidence
-  of 0.5 or more. The page is kept: an upright page of ordinary quality costs one tesseract run;
+* upright: the words of three or more letters or digits have boxes wider than tall and a mean
+  confidence of 0.5 or more. The page is kept: an upright page of ordinary quality costs one
+  tesseract run;
 * upside down: the boxes are still wide but the confidence is poor (0.2-0.35): the page turned
   180 degrees is read;
 * sideways: tesseract reads vertical lines top to bottom, so the boxes are taller than wide. When
@@ -16,7 +17,7 @@ tell the cases apart:
   does not read upright.
 
 Of the readings made, the one with the most confidently read characters in left-to-right word
-boxes (:func:`_orientation_score`) is kept; the page as it lies wins near ties.
+boxes (:func:`_judge`) is kept; the page as it lies wins near ties.
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ class _Reading:
         return self.horizontal and self.conf >= _UPRIGHT_CONF
 
 
-def _orientation_score(words: tuple[Word, ...], shape: tuple[int, int]) -> _Reading:
+def _judge(words: tuple[Word, ...], shape: tuple[int, int]) -> _Reading:
     """Judge a reading; the score counts confidently read characters in left-to-right boxes.
 
     Tesseract also reads text lines that run top to bottom, so a sideways page comes back with
@@ -189,7 +190,7 @@ def ocr_page(
     """Orient, deskew and OCR one page raster; measure its quality on the way."""
     args = (dpi, lang, timeout, path, page_no, grid_shape)
     page = _read(gray, 0, *args)
-    first = _orientation_score(page.words, page.gray.shape)
+    first = _judge(page.words, page.gray.shape)
     if first.upright or not page.words:  # blank, or no text to judge by in any orientation
         return page
     if first.horizontal:
@@ -204,7 +205,7 @@ def ocr_page(
     tried = [f"0: {first.score:.0f}"]
     for turn in turns:
         turned = _read(cv2.rotate(gray, _TURNS[turn]), turn, *args)
-        reading = _orientation_score(turned.words, turned.gray.shape)
+        reading = _judge(turned.words, turned.gray.shape)
         tried.append(f"{turn}: {reading.score:.0f}")
         if reading.score > best_score:
             best, best_score = turned, reading.score
