@@ -26,7 +26,7 @@ from confidence.types import Document
 
 __all__ = ["INGEST_VERSION", "DocumentCache", "default_cache_dir"]
 
-INGEST_VERSION = "2"
+INGEST_VERSION = "3"
 """Bump when ingestion output changes (new OCR settings, new Word fields), to invalidate entries."""
 
 

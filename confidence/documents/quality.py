@@ -140,8 +140,8 @@ def text_orientation(gray: np.ndarray) -> tuple[bool, float]:
 
     Compares the best projection-profile score near 0 deg with the best near 90 deg. A ratio
     ``vertical / horizontal`` above 1 means the lines run top-to-bottom.
-    Cheap (tens of ms), so ingestion runs it on every page and only calls tesseract's OSD when it
-    says the page is sideways.
+    Cheap (tens of ms) but not used by ingestion to orient pages: the aligned character columns
+    of monospaced receipts score as vertical lines too (see ``docs/ingestion.md``).
     """
     small, _ = _downsample(_check_gray(gray), 800)
     ink, _ = _ink_mask(small)

@@ -144,32 +144,6 @@ def test_sideways_page_is_turned_upright(invoice_pdf, loaded_scans):
     assert "Invoice Number: INV-2024-0042" in page.text
 
 
-def test_false_sideways_alarm_keeps_an_upright_page(monkeypatch, scans, invoice_pdf):
-    # the projection profile misfires on receipts (monospaced columns); the OCR check overrules it
-    from confidence.documents import _ocr
-
-    monkeypatch.setattr(_ocr, "text_orientation", lambda gray: (True, 1.3))
-    page = load_document(scans["clean"]).pages[0]
-    assert page.rotation == 0 and page.width > 0
-    assert any("reads upright" in n for n in page.notes)
-    assert _match_drawn(page.words, invoice_pdf.words, tol=0.01) >= 0.9
-
-
-def test_reads_horizontally_looks_at_word_boxes():
-    from confidence.documents._ocr import _reads_horizontally
-    from confidence.types import Word
-
-    wide = [Word("word", (0.1, 0.1 * i, 0.3, 0.1 * i + 0.02), ocr_conf=0.9) for i in range(6)]
-    tall = [Word("word", (0.1, 0.1 * i, 0.12, 0.1 * i + 0.08), ocr_conf=0.9) for i in range(6)]
-    assert _reads_horizontally(wide, (1000, 1000))
-    assert not _reads_horizontally(tall, (1000, 1000))
-    assert not _reads_horizontally(wide[:3], (1000, 1000))  # too few words to tell
-    # boxes are page fractions: on a wide raster a box 0.2 wide and 0.02 tall is still wide
-    assert _reads_horizontally(wide, (3000, 1000))
-    weak = [Word("word", w.bbox, ocr_conf=0.2) for w in wide]
-    assert not _reads_horizontally(weak, (1000, 1000))
-
-
 @pytest.mark.slow
 def test_upside_down_page_is_turned(tmp_path, invoice_pdf, invoice_gray):
     path = fx.save_image(fx.rotate(invoice_gray, 180), tmp_path / "flip.png", 200)
