@@ -41,7 +41,6 @@ __all__ = [
     "measure_page",
     "measure_region",
     "quality_grid",
-    "text_orientation",
 ]
 
 _WORK_SIDE = 1200  # long side of the downsampled copy used by scale-free metrics
@@ -133,25 +132,6 @@ def estimate_skew(gray: np.ndarray, max_angle: float = 15.0) -> float:
     # Lines tilted counter-clockwise by t satisfy y = c - x tan t (rows grow downwards), so the
     # projection y cos a + x sin a is constant along them exactly when a = t.
     return float(_search_angle(ys, xs, -max_angle, max_angle)[0])
-
-
-def text_orientation(gray: np.ndarray) -> tuple[bool, float]:
-    """Whether text lines run vertically (page turned 90/270 deg), and the evidence ratio.
-
-    Compares the best projection-profile score near 0 deg with the best near 90 deg. A ratio
-    ``vertical / horizontal`` above 1 means the lines run top-to-bottom.
-    Cheap (tens of ms) but not used by ingestion to orient pages: the aligned character columns
-    of monospaced receipts score as vertical lines too (see ``docs/ingestion.md``).
-    """
-    small, _ = _downsample(_check_gray(gray), 800)
-    ink, _ = _ink_mask(small)
-    ys, xs = _ink_points(ink, 30000)
-    if ys.size < 200:
-        return False, 1.0
-    _, s_h = _search_angle(ys, xs, -5.0, 5.0)
-    _, s_v = _search_angle(xs, ys, -5.0, 5.0)
-    ratio = s_v / max(s_h, 1.0)
-    return bool(ratio > 1.15), float(ratio)
 
 
 _BAND = 32  # rows per sampled band

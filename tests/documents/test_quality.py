@@ -17,7 +17,6 @@ from confidence.documents.quality import (
     measure_page,
     measure_region,
     quality_grid,
-    text_orientation,
 )
 from tests.fixtures import docs as fx
 
@@ -57,12 +56,6 @@ def test_noise_estimate_recovers_sigma():
 def test_skew_within_half_degree(angle):
     assert estimate_skew(_lines_image(angle)) == pytest.approx(angle, abs=0.5)
     assert measure(_lines_image(angle), dpi=200).skew_deg == pytest.approx(angle, abs=0.5)
-
-
-def test_text_orientation_flags_sideways_text(invoice_gray):
-    assert text_orientation(invoice_gray)[0] is False
-    assert text_orientation(np.rot90(invoice_gray).copy())[0] is True
-    assert text_orientation(np.full((50, 50), 255, np.uint8)) == (False, 1.0)
 
 
 def test_blur_lowers_sharpness_and_jpeg_raises_blockiness(invoice_gray):

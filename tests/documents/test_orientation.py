@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-import fixtures_docs as fx
 import pytest
 
 from confidence.datasets.synthetic.receipts import receipt_document
 from confidence.documents import _ocr, load_document
 from confidence.types import Word
+from tests.fixtures import docs as fx
 
 DPI = 200.0
 
