@@ -52,7 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (0 ok, 1 some documents partial or failed,
     2 bad invocation or unreadable input). Errors and warnings are one line each on stderr."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version, or a usage error already printed
+        return int(e.code or 0)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

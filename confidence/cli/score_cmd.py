@@ -17,9 +17,11 @@ Mapper (--llm), compute the features, fuse, calibrate and route every schema fie
 review with reasons. With --runs the recorded LLM readings are reused instead of calling an LLM.
 
 Inputs are files, folders of files, or a dataset folder (schema.json + labels.jsonl + files/;
-its schema and doc_ids are used). A file's doc_id is its path relative to the folder all the file
-and folder inputs share, without the suffix (`score a/inv.pdf b/inv.pdf` gives a/inv and b/inv;
-`score invoice.pdf` gives invoice); two inputs that would share a doc_id are refused. The schema
+its schema and doc_ids are used). A file's doc_id is its name without the suffix
+(matching --runs and dataset doc_ids) when those names are unique in the batch; otherwise every
+file's doc_id is its path, without the suffix, relative to the folder all the inputs share
+(`score a/inv.pdf b/inv.pdf` gives a/inv and b/inv). Inputs that would still share a doc_id
+(inv.pdf and inv.png in one folder) are refused. The schema
 is --schema, else the dataset's, else the one the model was trained with.
 
 A document that cannot be read (missing file, unsupported file type in a folder, corrupt file)
@@ -84,11 +86,14 @@ def _inputs(args):
         else:
             bases.append(p.parent)
             files.append(p)
-    if files:
+    stems = [f.stem for f in files]
+    if len(set(stems)) < len(stems):  # same name in two folders: qualify every id by its folder
         root = Path(os.path.commonpath([os.path.abspath(b) for b in bases]))
-        for f in files:
-            rel = Path(os.path.relpath(os.path.abspath(f), root)).with_suffix("")
-            items.append((rel.as_posix(), f, _problem(f)))
+        stems = [
+            Path(os.path.relpath(os.path.abspath(f), root)).with_suffix("").as_posix()
+            for f in files
+        ]
+    items += [(d, f, _problem(f)) for d, f in zip(stems, files, strict=True)]
     if not items:
         raise DatasetError("no documents found in the inputs (.pdf, .png, .jpg, .tif ...)")
     if all(problem == "no such file or folder" for *_, problem in items):
