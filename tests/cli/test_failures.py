@@ -220,9 +220,7 @@ def test_score_batch_with_missing_and_unsupported_files(dataset, tmp_path, serve
     assert code == 1
     status = {r["doc_id"]: (r["status"], r["error"]) for r in _records(out)}
     assert status["a"][0] == "ok"
-    assert (
-        status["in/notes"][0] == "error" and "unsupported file type '.txt'" in status["in/notes"][1]
-    )
+    assert status["notes"][0] == "error" and "unsupported file type '.txt'" in status["notes"][1]
     assert status["missing"][0] == "error" and "no such file" in status["missing"][1]
     err = capsys.readouterr().err
     assert "notes: error:" in err and "missing: error:" in err
