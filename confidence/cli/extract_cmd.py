@@ -217,12 +217,13 @@ def _redo_mapper(args, ds, kw: dict) -> int:
 
     from tqdm import tqdm
 
+    from confidence.calls.extract import record_usage
     from confidence.calls.mapper import run_mapper
     from confidence.documents.cache import DocumentCache
     from confidence.documents.lines import document_lines
     from confidence.errors import DatasetError
     from confidence.llm import make_client
-    from confidence.readings import CallResult, RunRecord
+    from confidence.readings import CallResult, RunRecord, document_status
 
     out = Path(args.out)
     if not out.exists():
@@ -248,20 +249,20 @@ def _redo_mapper(args, ds, kw: dict) -> int:
             mapped = run_mapper(ds.schema, document_lines(doc), client)
         except (KeyboardInterrupt, SystemExit):
             raise
-        except Exception as e:  # one bad document keeps its old line and the batch goes on
-            n_failed += 1
+        except Exception as e:  # a failed Mapper is recorded and the batch goes on
             mapped = CallResult("mapper", {}, status="error", error=f"{type(e).__name__}: {e}")
-            tqdm.write(f"{rec.doc_id}: mapper failed: {e}", file=sys.stderr)
         meta = dict(rec.meta, mapper_seconds=round(time.perf_counter() - t0, 4))
-        new = replace(rec, mapper=mapped, meta=meta)
-        from confidence.calls.extract import record_usage
-
-        new = replace(new, meta=dict(new.meta, usage=record_usage(new)))
+        new = replace(rec, mapper=mapped, meta=meta, status="ok", error=None)
+        status, error = document_status(new)
+        new = replace(new, status=status, error=error, meta=dict(meta, usage=record_usage(new)))
+        if status != "ok":
+            n_failed += 1
+            tqdm.write(f"{rec.doc_id}: {status}: {error}", file=sys.stderr)
         rewritten.append(json.dumps(new.to_dict(), ensure_ascii=False))
         n_done += 1
     fd, tmp = tempfile.mkstemp(prefix=out.name, suffix=".tmp", dir=out.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write("".join(f"{x}\n" for x in rewritten))
     os.replace(tmp, out)
-    print(f"mapper recomputed for {n_done} record(s), {n_failed} failed -> {out}")
+    print(f"mapper recomputed for {n_done} record(s), {n_failed} partial or failed -> {out}")
     return 1 if n_failed else 0

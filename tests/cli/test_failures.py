@@ -256,3 +256,26 @@ def test_exit_codes_in_every_help(command, capsys):
     assert main([command, "--help"]) == 0
     out = capsys.readouterr().out
     assert "exit codes:" in out and "  2  bad invocation" in out
+
+
+def test_redo_mapper_with_a_failing_llm_is_partial(dataset, tmp_path, server, capsys):
+    out = tmp_path / "runs.jsonl"
+    assert _extract(dataset, out, server.base_url) == 0
+    server.default = Act(status=500)
+    assert _extract(dataset, out, server.base_url, "--redo-mapper") == 1
+    assert {r["status"] for r in _records(out)} == {"partial"}
+    assert sum(": partial: mapper failed" in x for x in capsys.readouterr().err.splitlines()) == 2
+
+
+def test_score_old_runs_that_hid_a_failure(dataset, tmp_path, server, capsys):
+    """A runs file written before statuses were derived says ok for a failed document."""
+    runs = tmp_path / "runs.jsonl"
+    server.default = Act(status=500)
+    assert _extract(dataset, runs, server.base_url) == 1
+    old = [dict(r, status="ok", error=None) for r in _records(runs)]
+    runs.write_text("".join(json.dumps(r) + "\n" for r in old))
+    out = tmp_path / "scored.csv"
+    code = main(["score", str(dataset), "--runs", str(runs), "--out", str(out), "--no-documents",
+                 "--quiet"])  # fmt: skip
+    assert code == 1
+    assert "2 failed" in capsys.readouterr().out
