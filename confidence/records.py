@@ -164,12 +164,7 @@ def read_runs(path: str | Path) -> Iterator[RunRecord]:
 
 
 def load_runs(paths) -> dict[str, RunRecord]:
-    """doc_id -> RunRecord over several runs files.
-
-    A doc_id read again replaces the earlier record: a later line of the same file wins (that
-    is how ``extractconf extract`` retries a ``"partial"`` or ``"error"`` document: it appends
-    the new line and leaves the old one), and a later file wins over an earlier one.
-    """
+    """doc_id -> RunRecord over several runs files (a later file wins for a repeated doc_id)."""
     if isinstance(paths, str | Path):
         paths = [paths]
     out: dict[str, RunRecord] = {}

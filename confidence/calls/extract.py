@@ -186,7 +186,7 @@ class RunsFile:
     A document is done when its latest line is ``"ok"`` (by
     :func:`~confidence.readings.document_status`); a ``"partial"`` or ``"error"`` document is
     redone and its new line, appended later, replaces the old one for every reader (see
-    :func:`confidence.records.load_runs`). A line cut short by a crash is ignored (that
+    :func:`confidence.records.read_runs`). A line cut short by a crash is ignored (that
     document is simply redone).
 
     Examples
