@@ -329,7 +329,7 @@ class ConfidenceEngine(BaseEstimator):
         """Score, route and explain prepared :class:`~confidence.features.build.RecordRows`."""
         check_is_fitted(self, "fusion_")
         n = len(rows)
-        ok = np.array([s == "ok" for s in rows.status], dtype=bool)
+        ok = np.array([s != "error" for s in rows.status], dtype=bool)
         conf = np.full(n, np.nan)
         Xok = rows.X[ok]
         conf[ok] = self.predict_confidence(Xok)
@@ -462,7 +462,7 @@ class ConfidenceEngine(BaseEstimator):
         except ImportError:  # pragma: no cover - shap is a dependency
             raise ImportError("explain needs shap: pip install shap") from None
         if isinstance(data, RecordRows):
-            X = data.X[[s == "ok" for s in data.status]]
+            X = data.X[[s != "error" for s in data.status]]
         elif isinstance(data, np.ndarray):
             X = np.asarray(data, dtype=float)
         else:
@@ -470,7 +470,7 @@ class ConfidenceEngine(BaseEstimator):
                 raise ValueError("explain(records) needs the schema")
             recs = [as_run_record(r) for r in data]
             rows = record_rows(recs, schema, align_documents(recs, documents))
-            X = rows.X[[s == "ok" for s in rows.status]]
+            X = rows.X[[s != "error" for s in rows.status]]
         C = self.fusion_.contributions(X)
         return shap.Explanation(
             values=C[:, :-1],

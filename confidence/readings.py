@@ -14,6 +14,11 @@ from confidence.llm.base import Completion, TokenLogprob
 
 CallKind = Literal["hunter", "mapper", "sample"]
 
+DOCUMENT_STATUSES: tuple[str, ...] = ("ok", "partial", "error")
+"""Status of a document (a :class:`RunRecord`) and of its scored rows: ``"ok"`` every reading
+was made; ``"partial"`` exactly one of the Hunter and the Mapper survived (the rows are scored
+on it); ``"error"`` no reading survived (the rows carry the reason and no confidence)."""
+
 
 @dataclass(frozen=True)
 class FieldReading:
@@ -144,7 +149,8 @@ class RunRecord:
         Field -> the model's own 0-100 confidence (verbalized baseline), when asked.
     model : str
     status, error : str
-        ``"ok"`` or ``"error"`` and the reason; a failed document keeps its line.
+        One of :data:`DOCUMENT_STATUSES` (see :func:`document_status`) and the reason; a failed
+        or partial document keeps its line and ``extractconf extract`` retries it on a re-run.
     seconds : float
         Wall-clock time spent on the document.
 
@@ -202,3 +208,38 @@ class RunRecord:
             seconds=float(d.get("seconds", 0.0)),
             meta=dict(d.get("meta") or {}),
         )
+
+
+def _survived(call: CallResult) -> bool:
+    """True when a call produced a reading: not an error, and a Mapper whose LLM copy call was
+    made (mode ``"layout+llm"``) actually got a reply (its layout values alone do not count)."""
+    if call.status == "error":
+        return False
+    return not (call.kind == "mapper" and call.mode == "layout+llm" and not call.completions)
+
+
+def document_status(record: RunRecord) -> tuple[str, str | None]:
+    """The status a record's readings earn, and the reason when it is not ``"ok"``.
+
+    ``"error"`` when neither the Hunter nor the Mapper survived (or the record carries no call,
+    e.g. an unreadable document), ``"partial"`` when one of two survived, else ``"ok"``. A
+    record that already says ``"error"`` stays one. Old runs files that recorded a failed call
+    as ``"ok"`` get their real status from this function.
+
+    Examples
+    --------
+    >>> h = CallResult("hunter", {}, status="error", error="HTTP 500 after 6 attempt(s)")
+    >>> m = CallResult("mapper", {"total": FieldReading("9.00")}, mode="layout")
+    >>> document_status(RunRecord("d1", h, m))
+    ('partial', 'hunter failed: HTTP 500 after 6 attempt(s)')
+    >>> document_status(RunRecord("d1", None, m))
+    ('ok', None)
+    """
+    calls = [c for c in (record.hunter, record.mapper) if c is not None]
+    if record.status == "error" or not calls:
+        return "error", record.error or "no reading was made"
+    failed = [c for c in calls if not _survived(c)]
+    if not failed:
+        return "ok", None
+    why = "; ".join(f"{c.kind} failed: {c.error or c.status}" for c in failed)
+    return ("error" if len(failed) == len(calls) else "partial"), why

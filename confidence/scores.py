@@ -20,6 +20,9 @@ class FieldScore:
 
     ``value`` is the reported value (the Hunter's, else the Mapper's); ``confidence`` the
     calibrated P(correct) (None when the field could not be scored, ``status="error"``);
+    ``status`` the document's (:data:`~confidence.readings.DOCUMENT_STATUSES`): ``"ok"``,
+    ``"partial"`` (one of the Hunter and the Mapper failed; scored on the other, ``error`` says
+    which and why) or ``"error"`` (nothing to score; ``error`` says why);
     ``decision`` ``"accept"`` or ``"review"``; ``threshold`` the field's threshold (None = review
     always) and ``threshold_source`` where it came from (field / type / global / none);
     ``reasons`` short phrases from the feature contributions.

@@ -31,7 +31,7 @@ from confidence.documents.search import document_index
 from confidence.documents.text import fold
 from confidence.errors import DatasetError
 from confidence.features import disagreement, image_quality, layout, logprobs, ocr
-from confidence.readings import FieldReading, RunRecord
+from confidence.readings import FieldReading, RunRecord, document_status
 from confidence.schema import FIELD_TYPES, Field, Schema
 from confidence.types import Document
 
@@ -234,8 +234,10 @@ def document_mask(names: Sequence[str] = FEATURE_NAMES) -> np.ndarray:
 class RecordRows:
     """Feature rows of recorded runs: ``X[i]`` describes ``fields[i]`` of ``doc_ids[i]``.
 
-    ``status[i]`` is ``"ok"`` or ``"error"`` (the run failed for that document; its row of ``X``
-    is NaN and must not be scored), ``error[i]`` the reason or a note.
+    ``status[i]`` is the document's :func:`~confidence.readings.document_status`: ``"ok"``,
+    ``"partial"`` (one reading survived; the row is scored on it) or ``"error"`` (the run failed
+    for that document; its row of ``X`` is NaN and must not be scored); ``error[i]`` the reason
+    or a note.
     """
 
     X: np.ndarray
@@ -326,10 +328,8 @@ def record_rows(
         have_doc = doc is not None
         if doc is None:
             doc = _empty_document(rec.doc_id)
-        failed = rec.status == "error" or (
-            (rec.hunter is None or rec.hunter.status == "error")
-            and (rec.mapper is None or rec.mapper.status == "error")
-        )
+        status, why = document_status(rec)
+        failed = status == "error"
         for f in schema.fields:
             h = rec.hunter.fields.get(f.name) if rec.hunter is not None else None
             m = rec.mapper.fields.get(f.name) if rec.mapper is not None else None
@@ -341,14 +341,14 @@ def record_rows(
             out.values.append(reported_value(h, m))
             if failed:
                 out.status.append("error")
-                out.error.append(rec.error or "the LLM calls failed for this document")
+                out.error.append(why)
                 continue
-            out.status.append("ok")
-            out.error.append(None if h is not None or m is not None else _NOT_IN_RUN)
+            out.status.append(status)
+            out.error.append(why or (None if h is not None or m is not None else _NOT_IN_RUN))
             todo.append((f, doc, h, m))
             rows_doc_missing.append(not have_doc)
     X = np.full((len(out.doc_ids), len(FEATURE_NAMES)), np.nan)
-    ok = np.array([s == "ok" for s in out.status], dtype=bool)
+    ok = np.array([s != "error" for s in out.status], dtype=bool)
     if todo:
         miss = np.array(rows_doc_missing, dtype=bool)
         Xok = np.empty((len(todo), len(FEATURE_NAMES)))

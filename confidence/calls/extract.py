@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,8 @@ from confidence.calls.prompts import looks_like_instruction
 from confidence.calls.samples import self_consistency, verbalized_confidence
 from confidence.documents.lines import document_lines
 from confidence.llm.base import LLMClient
-from confidence.readings import CallResult, RunRecord
+from confidence.llm.deadline import DeadlineClient
+from confidence.readings import CallResult, RunRecord, document_status
 from confidence.schema import Schema
 from confidence.types import Document
 
@@ -63,6 +65,7 @@ def extract_document(
     verbalized: bool = False,
     max_candidates: int = 4,
     seed: int = 0,
+    deadline: float | None = None,
 ) -> RunRecord:
     """Hunter, Mapper and (when asked) baseline calls over one document.
 
@@ -85,12 +88,17 @@ def extract_document(
         Candidates per field in grounded mode.
     seed : int
         Sampling seed of the extra samples.
+    deadline : float, optional
+        Seconds all the LLM calls of this document may take together (see
+        :class:`~confidence.llm.deadline.DeadlineClient`); a call past it fails like any other.
 
     Returns
     -------
     RunRecord
-        ``status`` is ``"error"`` when the document has no text or every call failed; the
-        per-call status/errors say what went wrong. ``meta`` holds ``hunter_mode``, ``n_lines``,
+        ``status`` (:func:`~confidence.readings.document_status`) is ``"error"`` when the
+        document has no text or neither the Hunter nor the Mapper produced a reading,
+        ``"partial"`` when only one did, with ``error`` naming the failed call(s) and why; the
+        per-call status/errors give the detail. ``meta`` holds ``hunter_mode``, ``n_lines``,
         ``usage`` (tokens) and ``warnings``.
 
     Examples
@@ -105,6 +113,8 @@ def extract_document(
         raise ValueError(f"samples={samples}; use 0 (none) or a positive count")
     t0 = time.perf_counter()
     model = str(getattr(client, "model", ""))
+    if deadline is not None:
+        client = DeadlineClient(client, deadline)
     lines = document_lines(document)
     meta: dict[str, Any] = {"hunter_mode": hunter_mode, "n_lines": len(lines)}
     if not lines:
@@ -152,8 +162,6 @@ def extract_document(
         if err:
             warnings.append(err)
         meta["verbalized_calls"] = 1
-    calls = [c for c in (hunter, mapped) if c is not None]
-    failed = all(c.status == "error" for c in calls)
     record = RunRecord(
         document.doc_id,
         hunter,
@@ -161,11 +169,11 @@ def extract_document(
         samples=extra,
         verbalized=verbal,
         model=model,
-        status="error" if failed else "ok",
-        error="; ".join(f"{c.kind}: {c.error}" for c in calls if c.error) if failed else None,
         seconds=time.perf_counter() - t0,
         meta=meta,
     )
+    status, error = document_status(record)
+    record = replace(record, status=status, error=error)
     meta["usage"] = record_usage(record)
     if warnings:
         meta["warnings"] = warnings
@@ -175,30 +183,43 @@ def extract_document(
 class RunsFile:
     """Resumable ``runs.jsonl``: knows which doc_ids are done, appends one flushed line each.
 
-    A line cut short by a crash is ignored (that document is simply redone).
+    A document is done when its latest line is ``"ok"`` (by
+    :func:`~confidence.readings.document_status`); a ``"partial"`` or ``"error"`` document is
+    redone and its new line, appended later, replaces the old one for every reader (see
+    :func:`confidence.records.read_runs`). A line cut short by a crash is ignored (that
+    document is simply redone).
 
     Examples
     --------
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "runs.jsonl")
     >>> with RunsFile(p) as runs:
-    ...     runs.append(RunRecord("d1", None, None))
-    >>> sorted(RunsFile(p).done)
-    ['d1']
+    ...     runs.append(RunRecord("d1", CallResult("hunter", {}), None))
+    ...     runs.append(RunRecord("d2", None, None, status="error", error="timed out"))
+    >>> sorted(RunsFile(p).done), sorted(RunsFile(p).retry)
+    (['d1'], ['d2'])
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.done: set[str] = set()
+        self.retry: set[str] = set()  # doc_ids whose latest line is partial or error
         self.bad_lines = 0
         self._fh = None
         if self.path.exists():
             with self.path.open(encoding="utf-8") as fh:
                 for line in fh:
                     try:
-                        self.done.add(str(json.loads(line)["doc_id"]))
-                    except (json.JSONDecodeError, KeyError, TypeError):
+                        rec = RunRecord.from_dict(json.loads(line))
+                    except (ValueError, KeyError, TypeError, AttributeError):
                         self.bad_lines += 1
+                        continue
+                    self._note(rec)
+
+    def _note(self, record: RunRecord) -> None:
+        ok = document_status(record)[0] == "ok"
+        (self.done if ok else self.retry).add(record.doc_id)
+        (self.retry if ok else self.done).discard(record.doc_id)
 
     def __enter__(self) -> RunsFile:
         return self
@@ -219,7 +240,7 @@ class RunsFile:
                 self._fh.write("\n")
         self._fh.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
         self._fh.flush()
-        self.done.add(record.doc_id)
+        self._note(record)
 
     def close(self) -> None:
         if self._fh is not None:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from confidence.cli._args import positive_int
 from confidence.errors import DatasetError
 
 
@@ -32,7 +33,7 @@ def add_document_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not ingest the files: page features (OCR, quality, layout) are left missing",
     )
-    p.add_argument("--n-jobs", type=int, default=1, help="ingestion processes (default 1)")
+    p.add_argument("--n-jobs", type=positive_int, default=1, help="ingestion processes (default 1)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from confidence.cli._args import check_out
 from confidence.cli._engine_common import (
     add_document_args,
     add_guarantee_args,
@@ -68,6 +69,7 @@ def run(args) -> int:
     if args.folds < 2:
         raise DatasetError(f"--folds {args.folds}: pass at least 2")
     check_guarantee_args(args)
+    check_out(args.out, folder=True)
     datasets = open_datasets(args.datasets)
     table = load_table(args, datasets)
     require_rows(table)

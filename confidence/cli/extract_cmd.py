@@ -8,18 +8,27 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+from confidence.cli._args import check_out, non_negative_int, positive_int
+from confidence.cli._llm_args import add_llm_args, llm_options
+
 EPILOG = """\
 Each document of DATASET_DIR (schema.json + labels.jsonl + files/) is ingested (PDF text layer or
 OCR; cached), read by the Hunter (every schema slot filled; --hunter-mode grounded constrains values
 to strings copied from the document, free lets the model write them) and by the Mapper (the
 document's own label/value pairs mapped to schema fields), and written as one line of --out.
-Re-running skips doc_ids already in --out, so an interrupted run resumes. A document that fails
-keeps its line with status=error (exit code 1 when any failed).
+
+Each document gets a status: ok, partial (one of the Hunter and the Mapper failed: unreachable
+endpoint, HTTP error, unusable reply, --doc-timeout) or error (both failed, or the file could not
+be read); every partial or failed document is named on stderr with the reason. Re-running with the
+same --out skips the ok documents and retries the partial and failed ones; the retried line is
+appended and replaces the old one wherever runs are read.
 
 examples:
   extractconf extract data/synth --out runs/synth.jsonl --llm local --n-jobs 2
   extractconf extract data/sroie --out runs.jsonl --llm openai:gpt-4o-mini --hunter-mode free \\
       --samples 5 --verbalized --concurrency 8
+  extractconf extract data/sroie --out runs.jsonl --llm http://127.0.0.1:8000/v1 \\
+      --llm-model smollm2 --llm-timeout 20 --llm-retries 2 --doc-timeout 120
 """
 
 
@@ -33,13 +42,20 @@ def register(subparsers) -> None:
     )
     p.add_argument("dataset", metavar="DATASET_DIR")
     p.add_argument("--out", required=True, help="runs.jsonl to write (appended; resumable)")
-    p.add_argument("--llm", default="local", help="local | local:PATH.gguf | openai:MODEL | URL")
-    p.add_argument("--model", default=None, help="model name (required for a URL endpoint)")
-    p.add_argument("--concurrency", type=int, default=1, help="documents in flight per process")
-    p.add_argument("--n-jobs", type=int, default=1, help="processes (local model: one per core)")
-    p.add_argument("--samples", type=int, default=0, help="self-consistency samples (default 0)")
+    add_llm_args(p)
+    # --model names the confidence model folder in every other command: refuse it here.
+    p.add_argument("--model", dest="old_model", default=None, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--concurrency", type=positive_int, default=1, help="documents in flight per process"
+    )
+    p.add_argument(
+        "--n-jobs", type=positive_int, default=1, help="processes (local model: one per core)"
+    )
+    p.add_argument(
+        "--samples", type=non_negative_int, default=0, help="self-consistency samples (default 0)"
+    )
     p.add_argument("--verbalized", action="store_true", help="also ask for 0-100 confidences")
-    p.add_argument("--limit", type=int, default=None, help="only the first N documents")
+    p.add_argument("--limit", type=positive_int, default=None, help="only the first N documents")
     p.add_argument(
         "--hunter-mode",
         choices=("grounded", "free"),
@@ -61,13 +77,11 @@ def register(subparsers) -> None:
 _STATE: dict = {}
 
 
-def _init_worker(llm: str, model: str | None, opts: dict, schema_dict: dict, cache_dir) -> None:
+def _init_worker(llm: str, model: str | None, kw: dict, opts: dict, schema_dict, cache_dir):
     from confidence.documents.cache import DocumentCache
     from confidence.llm import make_client
     from confidence.schema import Schema
 
-    kw = {"concurrency": opts.pop("concurrency")} if not llm.startswith("local") else {}
-    opts.pop("concurrency", None)
     _STATE.update(
         client=make_client(llm, model=model, **kw),
         schema=Schema.from_dict(schema_dict),
@@ -112,53 +126,70 @@ def run(args) -> int:
     from confidence.calls.extract import RunsFile
     from confidence.datasets.folder import Dataset
     from confidence.errors import DatasetError
+    from confidence.llm import REMOTE_SCHEMES
     from confidence.readings import RunRecord
 
-    for name in ("concurrency", "n_jobs"):
-        if getattr(args, name) < 1:
-            raise DatasetError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.samples < 0:
-        raise DatasetError("--samples must be 0 or more")
+    if args.old_model is not None:
+        raise DatasetError(
+            "--model names the confidence model folder (score, evaluate, tune); give the LLM "
+            f"model id as --llm-model {args.old_model}"
+        )
+    if args.redo_mapper and args.llm == "none":
+        kw = {}
+    else:
+        kw = llm_options(args)
+    check_out(args.out, suffixes=(".jsonl",))
     ds = Dataset.open(args.dataset)
     if args.redo_mapper:
-        return _redo_mapper(args, ds)
-    local = args.llm.startswith("local")
-    mode = args.hunter_mode or ("grounded" if local else "free")
+        return _redo_mapper(args, ds, kw)
+    remote = args.llm.partition(":")[0] in REMOTE_SCHEMES
+    if remote:
+        kw["concurrency"] = args.concurrency
+    mode = args.hunter_mode or ("free" if remote else "grounded")
     opts = {
         "hunter_mode": mode,
         "mapper": not args.no_mapper,
         "samples": args.samples,
         "verbalized": args.verbalized,
-        "concurrency": args.concurrency,
+        "deadline": args.doc_timeout,
     }
     runs = RunsFile(args.out)
-    todo = [r for r in ds.records if r.doc_id not in runs.done]
-    if args.limit is not None:
-        todo = [r for r in ds.records[: args.limit] if r.doc_id not in runs.done]
-    skipped = len(ds.records if args.limit is None else ds.records[: args.limit]) - len(todo)
-    if skipped:
-        print(f"resuming: {skipped} document(s) already in {args.out}", file=sys.stderr)
-    init = (args.llm, args.model, opts, ds.schema.to_dict(), args.cache_dir)
+    records = ds.records if args.limit is None else ds.records[: args.limit]
+    todo = [r for r in records if r.doc_id not in runs.done]
+    retried = sum(r.doc_id in runs.retry for r in todo)
+    if len(todo) < len(records) or retried:
+        print(
+            f"resuming: {len(records) - len(todo)} document(s) already done in {args.out}"
+            + (f"; retrying {retried} partial or failed" if retried else ""),
+            file=sys.stderr,
+        )
+    init = (args.llm, args.llm_model, kw, opts, ds.schema.to_dict(), args.cache_dir)
+    if args.n_jobs == 1 or remote:  # a missing key or bad option: one error now, not per worker
+        try:
+            _init_worker(*init)
+        except (ValueError, ImportError, OSError) as e:
+            raise DatasetError(f"--llm {args.llm}: {e}") from None
+        if args.n_jobs > 1:
+            _STATE.pop("client").close()
     bar = tqdm(total=len(todo), disable=args.quiet, desc="extract", unit="doc")
-    totals = {"docs": 0, "failed": 0, "calls": 0, "tokens": 0, "seconds": 0.0}
+    totals = {"docs": 0, "partial": 0, "error": 0, "calls": 0, "tokens": 0, "seconds": 0.0}
 
     def done(d: dict) -> None:
         rec = RunRecord.from_dict(d)
         runs.append(rec)
         usage = rec.meta.get("usage", {})
         totals["docs"] += 1
-        totals["failed"] += rec.status != "ok"
         totals["calls"] += rec.llm_calls
         totals["tokens"] += sum(usage.values())
         totals["seconds"] += rec.seconds
         if rec.status != "ok":
+            totals["partial" if rec.status == "partial" else "error"] += 1
             tqdm.write(f"{rec.doc_id}: {rec.status}: {rec.error}", file=sys.stderr)
         bar.update(1)
 
     t0 = time.perf_counter()
     with runs:
         if args.n_jobs == 1:
-            _init_worker(*init)
             for r in todo:
                 done(_one(r.doc_id, str(ds.path_of(r))))
         else:
@@ -169,14 +200,15 @@ def run(args) -> int:
     bar.close()
     n = max(1, totals["docs"])
     print(
-        f"{totals['docs']} document(s) in {time.perf_counter() - t0:.1f}s, {totals['failed']} "
-        f"failed; per document: {totals['calls'] / n:.2f} LLM calls, {totals['tokens'] / n:.0f} "
-        f"tokens, {totals['seconds'] / n:.2f}s -> {Path(args.out)}"
+        f"{totals['docs']} document(s) in {time.perf_counter() - t0:.1f}s: "
+        f"{totals['docs'] - totals['partial'] - totals['error']} ok, {totals['partial']} "
+        f"partial, {totals['error']} failed; per document: {totals['calls'] / n:.2f} LLM calls, "
+        f"{totals['tokens'] / n:.0f} tokens, {totals['seconds'] / n:.2f}s -> {Path(args.out)}"
     )
-    return 1 if totals["failed"] else 0
+    return 1 if totals["partial"] or totals["error"] else 0
 
 
-def _redo_mapper(args, ds) -> int:
+def _redo_mapper(args, ds, kw: dict) -> int:
     """Recompute the Mapper of every record of --out, keep everything else, rewrite atomically."""
     import json
     import os
@@ -185,17 +217,18 @@ def _redo_mapper(args, ds) -> int:
 
     from tqdm import tqdm
 
+    from confidence.calls.extract import record_usage
     from confidence.calls.mapper import run_mapper
     from confidence.documents.cache import DocumentCache
     from confidence.documents.lines import document_lines
     from confidence.errors import DatasetError
     from confidence.llm import make_client
-    from confidence.readings import CallResult, RunRecord
+    from confidence.readings import CallResult, RunRecord, document_status
 
     out = Path(args.out)
     if not out.exists():
         raise DatasetError(f"--redo-mapper needs an existing runs file; {out} does not exist")
-    client = None if args.llm == "none" else make_client(args.llm, model=args.model)
+    client = None if args.llm == "none" else make_client(args.llm, model=args.llm_model, **kw)
     cache = DocumentCache(args.cache_dir)
     by_id = {r.doc_id: r for r in ds.records}
     raw = out.read_text(encoding="utf-8").splitlines()
@@ -216,20 +249,20 @@ def _redo_mapper(args, ds) -> int:
             mapped = run_mapper(ds.schema, document_lines(doc), client)
         except (KeyboardInterrupt, SystemExit):
             raise
-        except Exception as e:  # one bad document keeps its old line and the batch goes on
-            n_failed += 1
+        except Exception as e:  # a failed Mapper is recorded and the batch goes on
             mapped = CallResult("mapper", {}, status="error", error=f"{type(e).__name__}: {e}")
-            tqdm.write(f"{rec.doc_id}: mapper failed: {e}", file=sys.stderr)
         meta = dict(rec.meta, mapper_seconds=round(time.perf_counter() - t0, 4))
-        new = replace(rec, mapper=mapped, meta=meta)
-        from confidence.calls.extract import record_usage
-
-        new = replace(new, meta=dict(new.meta, usage=record_usage(new)))
+        new = replace(rec, mapper=mapped, meta=meta, status="ok", error=None)
+        status, error = document_status(new)
+        new = replace(new, status=status, error=error, meta=dict(meta, usage=record_usage(new)))
+        if status != "ok":
+            n_failed += 1
+            tqdm.write(f"{rec.doc_id}: {status}: {error}", file=sys.stderr)
         rewritten.append(json.dumps(new.to_dict(), ensure_ascii=False))
         n_done += 1
     fd, tmp = tempfile.mkstemp(prefix=out.name, suffix=".tmp", dir=out.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write("".join(f"{x}\n" for x in rewritten))
     os.replace(tmp, out)
-    print(f"mapper recomputed for {n_done} record(s), {n_failed} failed -> {out}")
+    print(f"mapper recomputed for {n_done} record(s), {n_failed} partial or failed -> {out}")
     return 1 if n_failed else 0

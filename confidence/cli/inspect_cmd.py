@@ -14,9 +14,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "inspect",
         help="show what ingestion reads from a document (words, OCR confidence, image quality)",
         description=(
-            "Load a PDF or image the way the pipeline does and report, per page: where the words "
-            "came from (pdf text layer or ocr), how many, their mean OCR confidence, the rotation "
-            "and deskew applied and the image-quality metrics. Use it to check why a document "
+            "Load a PDF or image the way the pipeline does and report, per page: where the words\n"
+            "came from (pdf text layer or ocr), how many, their mean OCR confidence, the rotation\n"
+            "and deskew applied and the image-quality metrics. Use it to check why a document\n"
             "scores low before blaming the LLM."
         ),
     )

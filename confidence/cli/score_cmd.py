@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from confidence.cli._args import check_out
 from confidence.cli._engine_common import add_document_args, add_model_arg
+from confidence.cli._llm_args import add_llm_args, llm_options, make_llm
 
 EPILOG = """\
 Full pipeline: ingest each document (PDF text layer or OCR), read it with the Hunter and the
@@ -14,9 +17,17 @@ Mapper (--llm), compute the features, fuse, calibrate and route every schema fie
 review with reasons. With --runs the recorded LLM readings are reused instead of calling an LLM.
 
 Inputs are files, folders of files, or a dataset folder (schema.json + labels.jsonl + files/;
-its schema and doc_ids are used). The schema is --schema, else the dataset's, else the one the
-model was trained with. A document that cannot be read or extracted becomes rows with
-status=error and the batch carries on (exit code 1 when any document failed).
+its schema and doc_ids are used). A file's doc_id is its name without the suffix
+(matching --runs and dataset doc_ids) when those names are unique in the batch; otherwise every
+file's doc_id is its path, without the suffix, relative to the folder all the inputs share
+(`score a/inv.pdf b/inv.pdf` gives a/inv and b/inv). Inputs that would still share a doc_id
+(inv.pdf and inv.png in one folder) are refused. The schema
+is --schema, else the dataset's, else the one the model was trained with.
+
+A document that cannot be read (missing file, unsupported file type in a folder, corrupt file)
+or whose LLM calls failed becomes rows with status=error and the batch carries on; when only one
+of the Hunter and the Mapper failed its rows are status=partial, scored on the surviving reading
+and never straight through. Each such document is named on stderr with the reason.
 
 Output columns: doc_id, field, field_type, value, hunter_value, mapper_value, confidence,
 decision, threshold, threshold_source, reasons, status, error, straight_through (all fields of
@@ -26,6 +37,7 @@ examples:
   extractconf score invoices/*.pdf --out scored.csv --llm local
   extractconf score data/synth-test --runs runs/test.jsonl --out scored.jsonl
   extractconf score scans/ --schema schema.json --llm http://localhost:8000/v1 \\
+      --llm-model smollm2 --llm-timeout 20 --doc-timeout 120 \\
       --model models/mine --thresholds thresholds.json --out scored.parquet
 """
 
@@ -42,12 +54,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("inputs", nargs="+", metavar="FILES_OR_DATASET")
     p.add_argument("--out", required=True, help="scored.jsonl / .csv / .parquet")
-    p.add_argument(
-        "--llm",
-        default="local",
-        help="local | local:PATH.gguf | openai:MODEL | URL (default local)",
-    )
-    p.add_argument("--llm-model", default=None, help="model name for a URL endpoint")
+    add_llm_args(p)
     add_model_arg(p)
     p.add_argument("--thresholds", default=None, help="thresholds.json from `extractconf tune`")
     p.add_argument("--runs", nargs="+", default=None, help="reuse recorded runs.jsonl files")
@@ -58,42 +65,78 @@ def register(subparsers) -> None:
 
 
 def _inputs(args):
-    """(schema or None, [(doc_id, path)]) from the positional inputs."""
+    """(schema or None, [(doc_id, path, problem or None)]) from the positional inputs.
+
+    A missing file or an unsupported file type is kept with its problem (it becomes error
+    rows); doc_ids are checked unique (see the epilog for how they are made).
+    """
     from confidence.datasets.folder import Dataset
     from confidence.errors import DatasetError
 
-    schema, items = None, []
+    schema, items, files, bases = None, [], [], []
     for raw in args.inputs:
         p = Path(raw)
         if p.is_dir() and (p / "labels.jsonl").exists():
             ds = Dataset.open(p, check_files=False)
             schema = schema or ds.schema
-            items += [(r.doc_id, ds.path_of(r)) for r in ds.records]
+            items += [(r.doc_id, ds.path_of(r), None) for r in ds.records]
         elif p.is_dir():
-            items += [(f.stem, f) for f in sorted(p.iterdir()) if f.suffix.lower() in _SUFFIXES]
-        elif p.exists() or p.suffix.lower() in _SUFFIXES:
-            items.append((p.stem, p))  # a missing file becomes an error row, not a crash
+            bases.append(p)
+            files += [f for f in sorted(p.iterdir()) if f.is_file() and not f.name.startswith(".")]
         else:
-            raise DatasetError(f"{p}: no such file or folder")
+            bases.append(p.parent)
+            files.append(p)
+    stems = [f.stem for f in files]
+    if len(set(stems)) < len(stems):  # same name in two folders: qualify every id by its folder
+        root = Path(os.path.commonpath([os.path.abspath(b) for b in bases]))
+        stems = [
+            Path(os.path.relpath(os.path.abspath(f), root)).with_suffix("").as_posix()
+            for f in files
+        ]
+    items += [(d, f, _problem(f)) for d, f in zip(stems, files, strict=True)]
     if not items:
         raise DatasetError("no documents found in the inputs (.pdf, .png, .jpg, .tif ...)")
+    if all(problem == "no such file or folder" for *_, problem in items):
+        raise DatasetError(f"{args.inputs[0]}: no such file or folder")
+    first: dict[str, Path] = {}
+    for doc_id, path, _ in items:
+        if doc_id in first:
+            raise DatasetError(
+                f"{first[doc_id]} and {path} would both be document {doc_id!r}; rename one or "
+                "score them in separate runs"
+            )
+        first[doc_id] = path
     return schema, items
 
 
-def _extract(document, schema, client):
+def _problem(path: Path) -> str | None:
+    if not path.exists():
+        return "no such file or folder"
+    if path.suffix.lower() not in _SUFFIXES:
+        return f"unsupported file type {path.suffix or '(none)'!r}; use " + ", ".join(
+            sorted(_SUFFIXES)
+        )
+    return None
+
+
+def _extract(document, schema, client, deadline):
     from confidence.calls.extract import extract_document
 
-    return extract_document(document, schema, client)
+    return extract_document(document, schema, client, deadline=deadline)
 
 
 def run(args) -> int:
     from confidence.engine import ConfidenceEngine
     from confidence.errors import DatasetError, DocumentError, ExtractConfError
-    from confidence.output import write_rows
+    from confidence.output import output_format, write_rows
     from confidence.readings import RunRecord
     from confidence.routing import straight_through
     from confidence.schema import Schema
 
+    output_format(args.out)
+    check_out(args.out)
+    if not args.runs:
+        llm_options(args)  # a bad --llm is refused before the model and the documents load
     engine = ConfidenceEngine.load(None if args.model in (None, "default") else args.model)
     if args.thresholds:
         from confidence.calibration import ThresholdSelector
@@ -108,58 +151,50 @@ def run(args) -> int:
         from confidence.records import load_runs
 
         runs = load_runs(args.runs)
-    client = None
-    if runs is None:
-        from confidence.llm import make_client
-
-        try:
-            client = make_client(args.llm, model=args.llm_model)
-        except (ValueError, ImportError, OSError) as e:
-            raise ExtractConfError(f"--llm {args.llm}: {e}") from e
+    client = None if runs is not None else make_llm(args)
 
     docs: dict = {}
     records: list[RunRecord] = []
-    failed = 0
     from confidence.documents.cache import DocumentCache
 
     cache = DocumentCache(args.cache_dir, enabled=not args.no_cache)
     need_docs = not args.no_documents or client is not None
-    ids = [d for d, _ in items]
-    loaded = (
-        cache.load_many([p for _, p in items], ids, n_jobs=args.n_jobs)
-        if need_docs
-        else iter([None] * len(items))
+    readable = [(d, p) for d, p, problem in items if problem is None]
+    loaded = iter(
+        cache.load_many([p for _, p in readable], [d for d, _ in readable], n_jobs=args.n_jobs)
+        if need_docs and readable
+        else [None] * len(readable)
     )
     from tqdm import tqdm
 
     show = not args.quiet and sys.stderr.isatty()
     bar = tqdm(total=len(items), unit="doc", desc="documents", disable=not show)
-    for (doc_id, path), doc in zip(items, loaded, strict=True):
+    for doc_id, path, problem in items:
         bar.update(1)
+        doc = DocumentError(path, problem) if problem is not None else next(loaded)
         if isinstance(doc, DocumentError):
             records.append(RunRecord(doc_id, None, None, status="error", error=str(doc)))
-            failed += 1
             continue
         if runs is not None:
             rec = runs.get(doc_id)
             if rec is None:
-                records.append(
-                    RunRecord(doc_id, None, None, status="error", error=f"{path}: not in --runs")
-                )
-                failed += 1
-                continue
+                rec = RunRecord(doc_id, None, None, status="error", error=f"{path}: not in --runs")
         else:
             try:
-                rec = _extract(doc, schema, client)
+                rec = _extract(doc, schema, client, args.doc_timeout)
             except ExtractConfError as e:
                 rec = RunRecord(doc_id, None, None, status="error", error=f"{path}: {e}")
-            if rec.status == "error":
-                failed += 1
         records.append(rec)
         if doc is not None and not args.no_documents:
             docs[doc_id] = doc
     bar.close()
     scores = engine.score(records, schema, docs, explain=not args.no_reasons)
+    status = {}
+    for s in scores:  # a document's rows share its status and reason
+        status.setdefault(s.doc_id, (s.status, s.error if s.status != "ok" else None))
+    for doc_id, (st, why) in status.items():
+        if st != "ok":
+            print(f"{doc_id}: {st}: {why}", file=sys.stderr)
     through = straight_through(
         [s.doc_id for s in scores],
         [s.decision if s.status == "ok" else "review" for s in scores],
@@ -171,10 +206,13 @@ def run(args) -> int:
         rows.append(d)
     n = write_rows(args.out, rows)
     n_acc = sum(s.decision == "accept" for s in scores)
+    n_partial = sum(st == "partial" for st, _ in status.values())
+    n_failed = sum(st == "error" for st, _ in status.values())
     print(
         f"scored {len(items)} documents, {n} fields: {n_acc} accepted, {n - n_acc} to review; "
         f"{sum(through.values())}/{len(through)} documents straight through"
-        + (f"; {failed} failed" if failed else "")
+        + (f"; {n_partial} partial" if n_partial else "")
+        + (f"; {n_failed} failed" if n_failed else "")
     )
     print(f"wrote {args.out}")
-    return 1 if failed else 0
+    return 1 if n_partial or n_failed else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from confidence.cli._args import check_out
 from confidence.cli._engine_common import (
     add_document_args,
     add_guarantee_args,
@@ -68,6 +69,7 @@ def run(args) -> int:
     from confidence.evaluation.crossfit import fit_engine
 
     check_guarantee_args(args)
+    check_out(args.out, folder=True)
     datasets = open_datasets(args.datasets)
     table = load_table(args, datasets)
     engine = fit_engine(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from confidence.cli._args import check_out
 from confidence.cli._engine_common import (
     add_document_args,
     add_guarantee_args,
@@ -55,6 +56,7 @@ def run(args) -> int:
     from confidence.engine import ConfidenceEngine
 
     check_guarantee_args(args)
+    check_out(args.out, suffixes=(".json",))
     engine = ConfidenceEngine.load(None if args.model in (None, "default") else args.model)
     table = load_table(args, open_datasets(args.datasets))
     require_rows(table)

@@ -26,7 +26,7 @@ from confidence.documents.cache import DocumentCache
 from confidence.errors import DatasetError
 from confidence.evaluation.baselines import BASELINES, baseline_scores, llm_calls
 from confidence.features.build import RecordRows, record_rows
-from confidence.readings import RunRecord
+from confidence.readings import RunRecord, document_status
 from confidence.types import Document
 
 __all__ = ["LabelledTable", "build_table"]
@@ -145,7 +145,7 @@ def build_table(
             run = runs.get(rec.doc_id)
             if run is None:
                 skipped["no run"] += 1
-            elif run.status == "error":
+            elif document_status(run)[0] == "error":
                 skipped["run failed"] += 1
             elif not any(n in schema for n in rec.fields):
                 skipped["no labelled field"] += 1
@@ -171,7 +171,7 @@ def build_table(
             for i in range(len(rows)):
                 g = gold_of[rows.doc_ids[i]]
                 name = rows.fields[i]
-                if name not in g or rows.status[i] != "ok":
+                if name not in g or rows.status[i] == "error":
                     continue
                 keep[i] = True
                 ys.append(int(matching.is_correct(rows.field_types[i], rows.values[i], g[name])))

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from confidence.llm.base import Completion, LLMClient, Message, TokenLogprob
 from confidence.llm.grammar import grammar_schema
@@ -29,6 +30,7 @@ from confidence.llm.replay import CachedClient, ReplayClient, request_key, reque
 from confidence.llm.retry import RetryPolicy
 
 __all__ = [
+    "REMOTE_SCHEMES",
     "CachedClient",
     "Completion",
     "LLMClient",
@@ -38,6 +40,7 @@ __all__ = [
     "ReplayClient",
     "RetryPolicy",
     "TokenLogprob",
+    "check_spec",
     "find_gguf",
     "grammar_schema",
     "make_client",
@@ -46,38 +49,91 @@ __all__ = [
 ]
 
 
+def _check_local(rest: str, model: str | None) -> None:
+    if rest and not Path(rest).is_file():
+        raise ValueError(f"'local:{rest}': no such GGUF file")
+
+
+def _check_openai(rest: str, model: str | None) -> None:
+    if not (rest or model):
+        raise ValueError("'openai:MODEL' needs a model id, e.g. 'openai:gpt-4o-mini'")
+
+
+def _check_url(scheme: str) -> Callable[[str, str | None], None]:
+    def check(rest: str, model: str | None) -> None:
+        if not rest.startswith("//") or not urlsplit(f"{scheme}:{rest}").hostname:
+            raise ValueError(f"'{scheme}:{rest}' is not a URL; use e.g. http://127.0.0.1:8000/v1")
+        if not model:
+            raise ValueError(
+                f"'{scheme}:{rest}' needs the model id served there (model=..., --llm-model NAME)"
+            )
+
+    return check
+
+
+def _check_replay(rest: str, model: str | None) -> None:
+    if not rest:
+        raise ValueError("'replay:PATH' needs the recorded JSONL file")
+
+
 def _local(rest: str, model: str | None, kw: dict[str, Any]) -> LLMClient:
     return LocalLlamaClient(model_path=rest or None, **kw)
 
 
 def _openai(rest: str, model: str | None, kw: dict[str, Any]) -> LLMClient:
-    if not (rest or model):
-        raise ValueError("'openai:MODEL' needs a model id, e.g. 'openai:gpt-4o-mini'")
     return OpenAIClient(model or rest, **kw)
 
 
 def _url(scheme: str) -> Callable[[str, str | None, dict[str, Any]], LLMClient]:
     def build(rest: str, model: str | None, kw: dict[str, Any]) -> LLMClient:
-        if not model:
-            raise ValueError(f"'{scheme}:{rest}' needs model=<model id served there>")
         return OpenAIClient(model, base_url=f"{scheme}:{rest}", **kw)
 
     return build
 
 
 def _replay(rest: str, model: str | None, kw: dict[str, Any]) -> LLMClient:
-    if not rest:
-        raise ValueError("'replay:PATH' needs the recorded JSONL file")
     return ReplayClient(rest, model=model)
 
 
-_CHOICES: dict[str, Callable[[str, str | None, dict[str, Any]], LLMClient]] = {
-    "local": _local,
-    "openai": _openai,
-    "http": _url("http"),
-    "https": _url("https"),
-    "replay": _replay,
+_Check = Callable[[str, str | None], None]
+_Build = Callable[[str, str | None, dict[str, Any]], LLMClient]
+_CHOICES: dict[str, tuple[_Check, _Build]] = {
+    "local": (_check_local, _local),
+    "openai": (_check_openai, _openai),
+    "http": (_check_url("http"), _url("http")),
+    "https": (_check_url("https"), _url("https")),
+    "replay": (_check_replay, _replay),
 }
+REMOTE_SCHEMES = frozenset({"openai", "http", "https"})
+"""Spec schemes served by :class:`OpenAIClient` (they take ``timeout``, ``max_retries``,
+``api_key_env``)."""
+
+
+def check_spec(spec: str, *, model: str | None = None) -> str:
+    """Validate a client spec without building the client; return its scheme.
+
+    Raises ``ValueError`` with the reason (unknown scheme, a URL without a host or without
+    ``model``, ``openai:`` without a model id, a missing GGUF or replay file), so a command can
+    refuse a bad ``--llm`` before any work.
+
+    Examples
+    --------
+    >>> check_spec("http://127.0.0.1:8000/v1", model="smollm2")
+    'http'
+    >>> check_spec("http://127.0.0.1:8000/v1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: 'http://127.0.0.1:8000/v1' needs the model id served there (model=..., ...)
+    """
+    scheme, _, rest = spec.partition(":")
+    choice = _CHOICES.get(scheme)
+    if choice is None:
+        raise ValueError(
+            f"unknown LLM client {spec!r}; valid: 'http(s)://URL', 'local', "
+            "'local:PATH.gguf', 'openai:MODEL', 'replay:PATH', or an object with .chat(...)"
+        )
+    choice[0](rest, model)
+    return scheme
 
 
 def make_client(
@@ -99,7 +155,10 @@ def make_client(
     cache : str or Path, optional
         Wrap the client in :class:`CachedClient` recording to this JSONL file.
     **kwargs
-        Passed to the client's constructor (``timeout``, ``concurrency``, ``n_ctx``, ...).
+        Passed to the client's constructor: for the remote specs (:data:`REMOTE_SCHEMES`)
+        ``timeout`` (seconds per attempt), ``max_retries``, ``api_key_env`` (the variable
+        holding the key; OpenAI's ``OPENAI_API_KEY`` is only ever sent to api.openai.com),
+        ``concurrency``, ``rpm``; for ``local`` ``n_ctx``, ``n_threads``, ...
 
     Examples
     --------
@@ -113,12 +172,6 @@ def make_client(
             raise TypeError(f"client must be a spec string or have .chat(...), got {type(spec)}")
         client = spec
     else:
-        scheme, _, rest = spec.partition(":")
-        build = _CHOICES.get(scheme)
-        if build is None:
-            raise ValueError(
-                f"unknown LLM client {spec!r}; valid: 'http(s)://URL', 'local', "
-                "'local:PATH.gguf', 'openai:MODEL', 'replay:PATH', or an object with .chat(...)"
-            )
-        client = build(rest, model, kwargs)
+        scheme = check_spec(spec, model=model)
+        client = _CHOICES[scheme][1](spec.partition(":")[2], model, kwargs)
     return CachedClient(client, cache) if cache is not None else client

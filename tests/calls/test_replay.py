@@ -133,8 +133,10 @@ def test_extract_document_record_and_resume(clean, tmp_path):
     runs = RunsFile(out)
     assert runs.done == {"clean"} and runs.bad_lines == 1
     with runs:
-        runs.append(RunRecord("next", None, None))
-    assert RunsFile(out).done == {"clean", "next"}
+        runs.append(RunRecord("next", rec.hunter, rec.mapper))
+        runs.append(RunRecord("failed", None, None, status="error", error="unreadable"))
+    assert RunsFile(out).done == {"clean", "next"}  # "failed" is retried by the next run
+    assert RunsFile(out).retry == {"failed"}
 
 
 def test_injection_document_is_extracted_not_obeyed():
@@ -168,7 +170,8 @@ def test_faults_become_statuses_never_exceptions(clean):
     rec = extract_document(doc, schema, Failing())
     assert rec.hunter.status == "error" and "503" in rec.hunter.error
     assert rec.mapper.status == "partial" and rec.mapper.fields  # layout values kept
-    assert rec.status == "ok"  # the Mapper's layout reading survives
+    # both LLM calls failed: the layout values alone are not a reading, the document failed
+    assert rec.status == "error" and "hunter failed" in rec.error and "mapper failed" in rec.error
     for text, finish, want in (
         ("", "stop", "error"),
         ("I cannot help with that.", "stop", "error"),

@@ -90,7 +90,7 @@ def test_extract_cli_bad_document_keeps_its_line(dataset, tmp_path, monkeypatch)
 
 def test_extract_cli_refuses_bad_options(dataset, tmp_path, capsys):
     assert main(["extract", str(dataset), "--out", str(tmp_path / "r.jsonl"), "--n-jobs", "0"]) == 2
-    assert "--n-jobs must be at least 1" in capsys.readouterr().err
+    assert "argument --n-jobs: 0: pass at least 1" in capsys.readouterr().err
 
 
 @pytest.mark.slow
