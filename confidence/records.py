@@ -8,8 +8,20 @@
   optional ``"mapper": {name: value}`` gives a second, document-guided reading. Without it the
   Mapper is missing and the disagreement features say so (``agree_*`` as for "only one reading").
 
-:func:`read_runs` streams a ``runs.jsonl`` file (plain, ``.gz`` or ``.xz``), naming the line of
-any malformed record.
+Values are checked, never coerced into garbage:
+
+* a value is a string or ``None``; an int or float (``{"total": 9.0}``, as pipelines send
+  amounts) is accepted and written with Python's shortest round-trip form (``9.0`` -> ``"9.0"``,
+  which the amount rules read as 9.00); a bool, list or dict, or a NaN/infinite number, is a
+  :class:`~confidence.errors.DatasetError` naming the document and field;
+* every logprob (chosen token and top alternatives) must be a finite number <= 0 (a rounding
+  excess up to ``1e-6`` is tolerated): NaN, infinities and positive logprobs are a
+  :class:`~confidence.errors.DatasetError` naming document, field and token; the whole record is
+  refused rather than the token dropped, because such a record comes from a broken writer and its
+  other numbers cannot be trusted either.
+
+:func:`read_runs` is the one reader of ``runs.jsonl`` files (plain, ``.gz`` or ``.xz``) for every
+command; see it for how a cut-short last line and a repeated doc_id are handled.
 """
 
 from __future__ import annotations
@@ -17,8 +29,11 @@ from __future__ import annotations
 import gzip
 import json
 import lzma
+import math
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -30,24 +45,96 @@ from confidence.types import Document
 __all__ = ["align_documents", "as_call_result", "as_run_record", "load_runs", "read_runs"]
 
 
+_LOGPROB_SLACK = 1e-6
+"""How far above 0 a logprob may be (float rounding of log-softmax) before it is refused."""
+
+
+def _value(v: Any, where: str) -> str | None:
+    """A field value as text: strings and None as they are, finite numbers deliberately."""
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, int | float | Decimal) and not isinstance(v, bool):
+        if isinstance(v, float | Decimal) and not math.isfinite(v):
+            raise DatasetError(f"{where}: value {v} is not a finite number")
+        return str(v)
+    raise DatasetError(
+        f"{where}: value must be a string, a number or null, got {type(v).__name__} "
+        f"{json.dumps(v, default=str)[:60]}"
+    )
+
+
+def _check_tokens(tokens: Sequence[TokenLogprob] | None, where: str) -> None:
+    for i, t in enumerate(tokens or ()):
+        bad = [
+            lp
+            for lp in (t.logprob, *(lp for _, lp in t.top))
+            if not -math.inf < lp <= _LOGPROB_SLACK
+        ]
+        if bad:
+            raise DatasetError(
+                f"{where}: token {i} ({t.token!r}) has logprob {bad[0]}; a logprob must be a "
+                "finite number <= 0"
+            )
+
+
+def _check_record(rec: RunRecord) -> RunRecord:
+    """Refuse non-finite or positive logprobs and verbalized confidences outside 0-100."""
+    for call in (rec.hunter, rec.mapper, *rec.samples):
+        if call is not None:
+            for name, reading in call.fields.items():
+                _check_tokens(reading.tokens, f"{call.kind} field {name!r}")
+    for name, v in (rec.verbalized or {}).items():
+        if not 0 <= v <= 100:
+            raise DatasetError(f"verbalized confidence of {name!r} is {v}; it must be 0-100")
+    return rec
+
+
 def _reading(name: str, v: Any) -> FieldReading:
     if isinstance(v, FieldReading):
         return v
-    if v is None or (isinstance(v, str | int | float) and not isinstance(v, bool)):
-        return FieldReading(None if v is None else str(v), None)
+    where = f"field {name!r}"
     if isinstance(v, Mapping):
+        if "value" not in v:
+            raise DatasetError(
+                f"{where}: an object value needs a 'value' key (and optional 'logprobs'), "
+                f"got keys {sorted(map(str, v))[:5]}"
+            )
         toks = v.get("logprobs", v.get("tokens"))
         tokens = None
         if toks is not None:
+            if isinstance(toks, str | Mapping) or not isinstance(toks, Sequence):
+                raise DatasetError(f"{where}: 'logprobs' must be a list of {{token, logprob}}")
             tokens = tuple(
                 t if isinstance(t, TokenLogprob) else TokenLogprob.from_dict(dict(t)) for t in toks
             )
-        value = v.get("value")
-        return FieldReading(None if value is None else str(value), tokens)
-    raise DatasetError(
-        f"field {name!r}: value must be a string, null or {{'value', 'logprobs'}}, "
-        f"got {type(v).__name__}"
-    )
+        return FieldReading(_value(v.get("value"), where), tokens)
+    return FieldReading(_value(v, where), None)
+
+
+def _runs_line_values(d: Mapping[str, Any]) -> dict[str, Any]:
+    """A runs.jsonl dict with every reading's value checked and numbers turned into text."""
+    out = dict(d)
+    for key in ("hunter", "mapper"):
+        if isinstance(d.get(key), Mapping):
+            out[key] = _call_values(d[key], key)
+    if isinstance(d.get("samples"), list):
+        out["samples"] = [
+            _call_values(c, "sample") if isinstance(c, Mapping) else c for c in d["samples"]
+        ]
+    return out
+
+
+def _call_values(call: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    fields = call.get("fields")
+    if not isinstance(fields, Mapping):
+        return dict(call)
+    checked = {}
+    for name, r in fields.items():
+        where = f"{kind} field {name!r}"
+        if not isinstance(r, Mapping):
+            raise DatasetError(f"{where}: a reading must be an object {{value, tokens, ...}}")
+        checked[name] = {**r, "value": _value(r.get("value"), where)}
+    return {**call, "fields": checked}
 
 
 def as_run_record(record: RunRecord | Mapping[str, Any]) -> RunRecord:
@@ -60,9 +147,18 @@ def as_run_record(record: RunRecord | Mapping[str, Any]) -> RunRecord:
     ('9.00', None)
     >>> as_run_record({"doc_id": "x", "fields": {"t": "1"}, "mapper": {"t": "1"}}).mapper.kind
     'mapper'
-    """
+    >>> as_run_record({"doc_id": "x", "fields": {"total": 9.0}}).hunter.fields["total"].value
+    '9.0'
+    >>> as_run_record({"doc_id": "x", "fields": {"total": ["9.00", "10.00"]}})
+    Traceback (most recent call last):
+    ...
+    confidence.errors.DatasetError: document x: field 'total': value must be a string, a number or null, got list ["9.00", "10.00"]
+    """  # noqa: E501
     if isinstance(record, RunRecord):
-        return record
+        try:
+            return _check_record(record)
+        except DatasetError as e:
+            raise DatasetError(f"document {record.doc_id}: {e}") from None
     if not isinstance(record, Mapping):
         raise DatasetError(f"a record must be a RunRecord or a dict, got {type(record).__name__}")
     doc_id = record.get("doc_id")
@@ -70,7 +166,7 @@ def as_run_record(record: RunRecord | Mapping[str, Any]) -> RunRecord:
         raise DatasetError("record has no 'doc_id' string")
     try:
         if "hunter" in record:
-            return RunRecord.from_dict(dict(record))
+            return _check_record(RunRecord.from_dict(_runs_line_values(record)))
         fields = record.get("fields")
         if not isinstance(fields, Mapping):
             raise DatasetError("needs 'hunter'/'mapper' (runs.jsonl) or 'fields': {name: value}")
@@ -85,7 +181,9 @@ def as_run_record(record: RunRecord | Mapping[str, Any]) -> RunRecord:
             mapper = CallResult(
                 "mapper", {str(k): _reading(str(k), v) for k, v in m.items()}, mode="external"
             )
-        return RunRecord(doc_id, hunter, mapper, model=str(record.get("model", "external")))
+        return _check_record(
+            RunRecord(doc_id, hunter, mapper, model=str(record.get("model", "external")))
+        )
     except DatasetError as e:
         raise DatasetError(f"document {doc_id}: {e}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -134,17 +232,42 @@ _OPENERS = {".gz": gzip.open, ".xz": lzma.open}
 
 
 def read_runs(path: str | Path) -> Iterator[RunRecord]:
-    """Stream the records of a ``runs.jsonl`` file, plain or compressed (``.gz``, ``.xz``).
+    """The records of a ``runs.jsonl`` file, plain or compressed (``.gz``, ``.xz``).
 
-    Raises :class:`DatasetError` naming the file and line of a malformed record, or the file of
-    a truncated or corrupt compressed stream.
+    Every command reads runs files through this function, with these rules:
+
+    * a malformed line (not JSON, or a record that fails the checks of :func:`as_run_record`)
+      is a :class:`DatasetError` naming the file and line;
+    * the **last** line cut short (no final newline and not valid JSON: a writer killed
+      mid-line) is skipped with a ``UserWarning`` naming the file and line; the document is
+      simply missing (``extractconf extract`` redoes it on the next run);
+    * a doc_id may appear again only to replace a failed or partial record (``extract``
+      retrying it): the later line wins. A doc_id recorded ``ok`` twice, or ``ok`` then failed,
+      is a :class:`DatasetError` naming both lines;
+    * a truncated or corrupt compressed stream is a :class:`DatasetError` naming the file.
+
+    Records come in the order of their doc_id's first line.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "runs.jsonl")
+    >>> with open(p, "w") as fh:
+    ...     _ = fh.write('{"doc_id": "a", "fields": {"total": "9.00"}}\\n{"doc_id": "b", "fi')
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     [r.doc_id for r in read_runs(p)]
+    ['a']
+    >>> "line 2 is cut short" in str(caught[0].message)
+    True
     """
     p = Path(path)
     opener = _OPENERS.get(p.suffix, open)
     try:
-        fh = opener(p, "rt", encoding="utf-8")
+        fh = opener(p, "rt", encoding="utf-8", newline="")
     except OSError as e:
         raise DatasetError(f"{p}: cannot read runs file ({e})") from None
+    kept: dict[str, tuple[int, RunRecord]] = {}
     with fh:
         i = 0
         try:
@@ -152,19 +275,37 @@ def read_runs(path: str | Path) -> Iterator[RunRecord]:
                 if not line.strip():
                     continue
                 try:
-                    yield as_run_record(json.loads(line))
+                    rec = as_run_record(json.loads(line))
                 except json.JSONDecodeError as e:
+                    if not line.endswith("\n"):  # only the last line can lack it: writer died
+                        warnings.warn(
+                            f"{p}: line {i} is cut short (the writer stopped mid-line); skipped",
+                            UserWarning,
+                            stacklevel=2,
+                        )
+                        break
                     raise DatasetError(f"{p}:{i}: not valid JSON ({e})") from None
                 except DatasetError as e:
                     raise DatasetError(f"{p}:{i}: {e}") from None
+                earlier = kept.get(rec.doc_id)
+                if earlier is not None and earlier[1].status == "ok":
+                    raise DatasetError(
+                        f"{p}:{i}: doc_id {rec.doc_id!r} again (line {earlier[0]} already holds "
+                        f"its ok record, this one is {rec.status}); a doc_id may repeat only to "
+                        "replace a failed or partial record: remove one of the two lines"
+                    )
+                kept[rec.doc_id] = (i, rec)
         except (OSError, EOFError, lzma.LZMAError, UnicodeDecodeError) as e:
             raise DatasetError(
                 f"{p}: cannot read runs file after line {i} (truncated or corrupt: {e})"
             ) from None
+    for _, rec in kept.values():
+        yield rec
 
 
 def load_runs(paths) -> dict[str, RunRecord]:
-    """doc_id -> RunRecord over several runs files (a later file wins for a repeated doc_id)."""
+    """doc_id -> RunRecord over several runs files, each read by :func:`read_runs` (a later file
+    wins for a doc_id several files hold)."""
     if isinstance(paths, str | Path):
         paths = [paths]
     out: dict[str, RunRecord] = {}
