@@ -190,8 +190,10 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     from confidence.persistence import attach
 
     # the manifest covers every file of the model folder (a changed byte is refused at load)
+    # trained on two schemas, the model keeps none: ship the invoice one for `score` to use
+    shutil.copy2(work / "split-train" / "schema.json", model_out / "schema.json")
     attach(model_out, "heldout_metrics.json", "heldout_receipts_metrics.json",
-           "crossfit_metrics.json")  # fmt: skip
+           "crossfit_metrics.json", "schema.json")  # fmt: skip
     write_card(work, model_out, len(lines), len(r_lines))
     attach(model_out, "MODEL_CARD.md")
     print(f"model and MODEL_CARD.md written to {model_out}")

@@ -22,7 +22,8 @@ its schema and doc_ids are used). A file's doc_id is its name without the suffix
 file's doc_id is its path, without the suffix, relative to the folder all the inputs share
 (`score a/inv.pdf b/inv.pdf` gives a/inv and b/inv). Inputs that would still share a doc_id
 (inv.pdf and inv.png in one folder) are refused. The schema
-is --schema, else the dataset's, else the one the model was trained with.
+is --schema, else the dataset's, else the one the model was trained with (the shipped model
+carries the invoice schema of `extractconf synth`).
 
 A document that cannot be read (missing file, unsupported file type in a folder, corrupt file)
 or whose LLM calls failed becomes rows with status=error and the batch carries on; when only one
@@ -119,6 +120,19 @@ def _problem(path: Path) -> str | None:
     return None
 
 
+def _model_schema(args, engine):
+    """The schema the model was trained with, or the ``schema.json`` shipped in its folder
+    (the default model, trained on two schemas, ships the invoice one); None if neither."""
+    from confidence.engine import default_model_dir
+    from confidence.schema import Schema
+
+    if engine.schema_ is not None:
+        return engine.schema_
+    folder = default_model_dir() if args.model in (None, "default") else Path(args.model)
+    path = folder / "schema.json"  # covered by the folder's manifest, checked at load
+    return Schema.load(path) if path.is_file() else None
+
+
 def _extract(document, schema, client, deadline):
     from confidence.calls.extract import extract_document
 
@@ -143,7 +157,7 @@ def run(args) -> int:
 
         engine = engine.with_thresholds(ThresholdSelector.load(args.thresholds))
     ds_schema, items = _inputs(args)
-    schema = Schema.load(args.schema) if args.schema else ds_schema or engine.schema_
+    schema = Schema.load(args.schema) if args.schema else ds_schema or _model_schema(args, engine)
     if schema is None:
         raise DatasetError("no schema: pass --schema schema.json (or score a dataset folder)")
     runs = None
