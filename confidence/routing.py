@@ -11,6 +11,11 @@ score down the most, for an accepted field the ones that pushed it up, each turn
 phrase through :data:`PHRASES` (first matching name prefix wins). Binary features speak about the
 state they are in (``agree_equal = 0`` -> "Hunter and Mapper disagree"), missing ones (NaN) about
 what is missing. Contributions smaller than ``min_contribution`` (log-odds) are not reasons.
+
+Image-quality features (``q_*``) are measured on every page, a rendered digital PDF page too, but
+words like "JPEG artefacts" or "blurry region" only make sense for a page that is an image: a row
+whose value sits on a digital PDF page (``ocr_source_pdf == 1``, the page of the reported value)
+never cites them, in either direction; its other features give the reasons.
 """
 
 from __future__ import annotations
@@ -178,7 +183,8 @@ def reasons(
     feature_names : sequence of str
     decisions : iterable of {"accept", "review"}
         Reviewed rows are explained by their most negative contributions, accepted rows by their
-        most positive ones.
+        most positive ones. Rows whose page is digital PDF text (``ocr_source_pdf == 1``) never
+        cite an image-quality (``q_*``) feature.
     top : int, default 3
         At most this many distinct phrases per row.
     min_contribution : float, default 0.05
@@ -193,6 +199,14 @@ def reasons(
     ['Hunter and Mapper disagree', 'blurry region']
     >>> r[1]
     ['Hunter and Mapper agree', 'high token probability']
+
+    A digital page has no JPEG artefacts, whatever the rendering's blockiness says:
+
+    >>> names = ["q_blockiness", "lay_label_dist", "ocr_source_pdf"]
+    >>> C = np.array([[-1.0, -0.5, 0.0], [-1.0, -0.5, 0.0]])
+    >>> X = np.array([[9.0, 0.4, 0.0], [9.0, 0.4, 1.0]])  # a scan, then a digital PDF page
+    >>> reasons(C, X, names, ["review", "review"])
+    [['JPEG artefacts', 'far from its label'], ['far from its label']]
     """
     C = np.asarray(contributions, dtype=float)
     names = list(feature_names)
@@ -204,6 +218,10 @@ def reasons(
         )
     dec = np.asarray(list(decisions), dtype=object)
     signed = np.where(dec[:, None] == ACCEPT, C, -C)  # larger = more responsible for the decision
+    if "ocr_source_pdf" in names:  # image-quality words only for pages that are images
+        digital = X[:, names.index("ocr_source_pdf")] == 1.0
+        image_only = np.array([n.startswith("q_") for n in names])
+        signed = np.where(digital[:, None] & image_only[None, :], 0.0, signed)
     k = min(len(names), 3 * top)  # a few spares: some phrases repeat or stay silent
     order = np.argsort(-signed, axis=1, kind="stable")[:, :k]
     out: list[list[str]] = []

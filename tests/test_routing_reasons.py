@@ -1,0 +1,68 @@
+"""Image-quality reasons only speak of pages that are images (issue 16, item 12).
+
+Scored through :meth:`ConfidenceEngine.score` on the bundled sample: ``synth-7-00001`` is a
+digital (vector) PDF, the two others are scans.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from confidence import ConfidenceEngine, Dataset
+from confidence.features.build import FEATURE_NAMES
+from confidence.routing import _MISSING, PHRASES, reasons
+from confidence.sample import dataset_dir
+
+DIGITAL = "synth-7-00001"
+IMAGE_WORDS = {w for prefix, low, high in PHRASES if prefix.startswith("q_") for w in (low, high)}
+IMAGE_WORDS |= {w for prefix, w in _MISSING if prefix == "q_"}  # "no image-quality ..."
+
+
+@pytest.fixture(scope="module")
+def scored():
+    """Each sample document read two ways (gold values by both calls; by the Hunter only)."""
+    ds = Dataset.open(dataset_dir())
+    records, documents, source = [], {}, {}
+    for r in ds.records:
+        doc = ds.load_document(r)
+        for suffix, mapper in (("", dict(r.fields)), ("-hunter-only", None)):
+            doc_id = r.doc_id + suffix
+            records.append({"doc_id": doc_id, "fields": dict(r.fields), "mapper": mapper})
+            documents[doc_id] = replace(doc, doc_id=doc_id)
+            source[doc_id] = {p.source for p in doc.pages}
+    scores = ConfidenceEngine.load().score(records, ds.schema, documents)
+    return scores, source
+
+
+def test_the_sample_has_a_digital_pdf_and_scans(scored):
+    _, source = scored
+    assert source[DIGITAL] == {"pdf"}
+    assert all(s == {"ocr"} for d, s in source.items() if not d.startswith(DIGITAL))
+
+
+def test_a_digital_pdf_gets_no_image_quality_reason(scored):
+    scores, _ = scored
+    digital = [s for s in scores if s.doc_id.startswith(DIGITAL)]
+    assert digital and all(s.reasons for s in digital)
+    cited = {w for s in digital for w in s.reasons}
+    assert not cited & IMAGE_WORDS, cited & IMAGE_WORDS
+
+
+def test_a_scan_still_gets_image_quality_reasons(scored):
+    scores, _ = scored
+    cited = {w for s in scores if not s.doc_id.startswith(DIGITAL) for w in s.reasons}
+    assert cited & IMAGE_WORDS
+
+
+def test_jpeg_artefacts_only_for_an_image_page():
+    names = list(FEATURE_NAMES)
+    X = np.zeros((2, len(names)))
+    C = np.zeros((2, len(names)))
+    src, block = names.index("ocr_source_pdf"), names.index("q_blockiness")
+    X[:, block], C[:, block] = 8.0, -2.0
+    X[1, src] = 1.0
+    scan, digital = reasons(C, X, names, ["review", "review"])
+    assert scan == ["JPEG artefacts"] and digital == []
