@@ -15,6 +15,7 @@ from sklearn.model_selection import GroupKFold
 from confidence.engine import ConfidenceEngine
 from confidence.errors import DatasetError
 from confidence.evaluation.table import LabelledTable
+from confidence.scores import FieldScore
 
 __all__ = ["CrossFit", "cross_fit", "fit_engine"]
 
@@ -29,11 +30,18 @@ class CrossFit:
     accepted : ndarray of bool
     contributions : ndarray of shape (n, n_features + 1) or None
         Fusion TreeSHAP contributions (last column the base value) when asked for.
+    raw : ndarray of float or None
+        The fused score before calibration (the fold engine's fusion ``predict_proba``).
+    scores : list of FieldScore or None
+        Each row as its fold engine routed it (decision, threshold, threshold source and,
+        when ``explain``, reasons).
     """
 
     confidence: np.ndarray
     accepted: np.ndarray
     contributions: np.ndarray | None = None
+    raw: np.ndarray | None = None
+    scores: list[FieldScore] | None = None
 
 
 def fit_engine(table: LabelledTable, **params) -> ConfidenceEngine:
@@ -57,8 +65,8 @@ def cross_fit(
     """Out-of-fold confidence and accept decisions for every row (doc-grouped K-fold).
 
     Each fold is scored by an engine (fusion, calibrator and thresholds) trained on the other
-    folds only; ``explain`` also keeps that engine's feature contributions of each row.
-    ``params`` go to :class:`~confidence.engine.ConfidenceEngine`.
+    folds only; ``explain`` also keeps that engine's feature contributions and reasons of each
+    row. ``params`` go to :class:`~confidence.engine.ConfidenceEngine`.
     """
     _check_trainable(table)
     groups = np.asarray(table.rows.doc_ids)
@@ -73,14 +81,20 @@ def cross_fit(
     conf = np.full(len(table), np.nan)
     acc = np.zeros(len(table), dtype=bool)
     contrib = np.full((len(table), table.rows.X.shape[1] + 1), np.nan) if explain else None
+    raw = np.full(len(table), np.nan)
+    scores: list[FieldScore | None] = [None] * len(table)
     for train, test in GroupKFold(n_splits=k).split(table.rows.X, table.y, order_key):
         eng = fit_engine(table.subset(_mask(len(table), train)), random_state=seed, **params)
         sub = table.subset(_mask(len(table), test))
         conf[test] = eng.predict_confidence(sub.rows.X)
-        acc[test] = [s.decision == "accept" for s in eng.score_rows(sub.rows, explain=False)]
+        raw[test] = eng.fusion_.predict_proba(sub.rows.X)[:, 1]
+        routed = eng.score_rows(sub.rows, explain=explain)
+        acc[test] = [s.decision == "accept" for s in routed]
+        for i, s in zip(test, routed, strict=True):
+            scores[i] = s
         if contrib is not None:
             contrib[test] = eng.fusion_.contributions(sub.rows.X)
-    return CrossFit(conf, acc, contrib)
+    return CrossFit(conf, acc, contrib, raw, scores)  # type: ignore[arg-type]
 
 
 def _mask(n: int, idx: Iterable[int]) -> np.ndarray:

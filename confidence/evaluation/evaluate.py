@@ -41,8 +41,10 @@ class Evaluation:
     metrics : dict
         The content of ``metrics.json``.
     rows : list of dict
-        The rows of ``scores.jsonl``; each also carries ``"extra"``: ``field_type``,
-        ``decision`` and, with a model, ``threshold``, ``threshold_source`` and ``reasons``.
+        The rows of ``scores.jsonl``; each also carries ``"extra"``: ``field_type``, ``gold``,
+        ``extractconf_raw`` (the fused score before calibration), and the routing of the
+        engine that scored the row (the model, or the row's cross-fitting fold engine):
+        ``decision``, ``threshold``, ``threshold_source`` and ``reasons``.
     X : ndarray of shape (n, n_features)
         The feature rows.
     contributions : ndarray of shape (n, n_features + 1)
@@ -144,29 +146,39 @@ def evaluate(
         why = ", ".join(f"{v} {k}" for k, v in table.skipped.items()) or "empty dataset"
         raise DatasetError(f"no judged fields ({why}); check the dataset and the runs")
     thresholds = None
-    extra = [{"field_type": t} for t in table.rows.field_types]
     if model is None:
         if folds < 2:
             raise DatasetError(f"folds={folds}: pass at least 2")
         cf = cross_fit(table, n_splits=folds, seed=seed, explain=True, **params)
-        conf, accepted, contrib = cf.confidence, cf.accepted, cf.contributions
-        for e, a in zip(extra, accepted, strict=True):
-            e["decision"] = "accept" if a else "review"
+        conf, accepted, contrib, raw, scored = (
+            cf.confidence,
+            cf.accepted,
+            cf.contributions,
+            cf.raw,
+            cf.scores,
+        )
         how = f"cross-fitted, {min(folds, table.n_documents)} document folds"
     else:
         conf = model.predict_confidence(table.rows.X)
+        raw = model.fusion_.predict_proba(table.rows.X)[:, 1]
         scored = model.score_rows(table.rows)
         accepted = np.array([s.decision == "accept" for s in scored], dtype=bool)
-        for e, sc in zip(extra, scored, strict=True):
-            e.update(
-                threshold=sc.threshold,
-                threshold_source=sc.threshold_source,
-                decision=sc.decision,
-                reasons=list(sc.reasons),
-            )
         contrib = model.fusion_.contributions(table.rows.X)
         thresholds = model.thresholds_
         how = "model"
+    # the report's inputs: reliability before calibration, per-field thresholds, reasons
+    extra = [
+        {
+            "field_type": t,
+            "gold": g,
+            "extractconf_raw": float(r),
+            "threshold": sc.threshold,
+            "threshold_source": sc.threshold_source,
+            "decision": sc.decision,
+            "reasons": list(sc.reasons),
+        }
+        for t, g, r, sc in zip(table.rows.field_types, table.gold, raw, scored, strict=True)
+    ]
     metrics, rows = evaluate_table(table, conf, accepted)
     for row, e in zip(rows, extra, strict=True):  # the report's per-field and reasons inputs
         row["extra"] = e

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from html import escape
 
@@ -266,11 +267,14 @@ def _field_threshold(inp: ReportInputs, name: str, rows: list[dict]) -> tuple[fl
     if isinstance(spec, dict):
         t = spec.get("threshold")
         return (None if t is None else float(t)), str(spec.get("source", ""))
+    # the thresholds rows were routed with: one per model, one per fold when cross-fitted
     ts = [r.get("threshold") for r in rows if isinstance(r.get("threshold"), int | float)]
+    sources = Counter(str(r.get("threshold_source") or "") for r in rows if r.get("decision"))
+    source = sources.most_common(1)[0][0] if sources else ""
     if ts:
-        return float(ts[0]), str(rows[0].get("threshold_source") or "")
-    if any(r.get("decision") for r in rows):
-        return None, str(rows[0].get("threshold_source") or "none")
+        return float(np.median(ts)), source
+    if sources:
+        return None, source or "none"
     return None, ""
 
 
@@ -345,8 +349,9 @@ def _per_field(inp: ReportInputs) -> str:
         "Per field",
         note
         + _table(head, body, left=left)
-        + '<p class="sub">Threshold from thresholds.json (else the one each row was routed '
-        "with); source = field / type / global / none (none: the data cannot certify the "
+        + '<p class="sub">Threshold from thresholds.json (else the one the rows were routed '
+        "with: the median over cross-fitting folds, the commonest source); source = field / "
+        "type / global / none (none: the data cannot certify the "
         "target, so every value is reviewed). Coverage and accuracy of the routed decisions on "
         "this evaluation set. AUROC is — when a field is always right or always wrong.</p>"
         + _target_note(inp),
