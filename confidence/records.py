@@ -65,16 +65,18 @@ def _value(v: Any, where: str) -> str | None:
 
 def _check_tokens(tokens: Sequence[TokenLogprob] | None, where: str) -> None:
     for i, t in enumerate(tokens or ()):
-        bad = [
-            lp
-            for lp in (t.logprob, *(lp for _, lp in t.top))
-            if not -math.inf < lp <= _LOGPROB_SLACK
-        ]
-        if bad:
-            raise DatasetError(
-                f"{where}: token {i} ({t.token!r}) has logprob {bad[0]}; a logprob must be a "
-                "finite number <= 0"
-            )
+        lp = t.logprob
+        if not -math.inf < lp <= _LOGPROB_SLACK:
+            _bad_logprob(where, i, t, lp)
+        for _, alt in t.top:
+            if not -math.inf < alt <= _LOGPROB_SLACK:
+                _bad_logprob(where, i, t, alt)
+
+
+def _bad_logprob(where: str, i: int, t: TokenLogprob, lp: float) -> None:
+    raise DatasetError(
+        f"{where}: token {i} ({t.token!r}) has logprob {lp}; a logprob must be a finite number <= 0"
+    )
 
 
 def _check_record(rec: RunRecord) -> RunRecord:
@@ -140,6 +142,10 @@ def _call_values(call: Mapping[str, Any], kind: str) -> dict[str, Any]:
 def as_run_record(record: RunRecord | Mapping[str, Any]) -> RunRecord:
     """A :class:`RunRecord` from a run record, a runs.jsonl dict or a third-party dict.
 
+    Dicts are checked (see the module docstring); a :class:`RunRecord` is taken as it is: it was
+    checked when read (:func:`read_runs`, or this function on its dict), so records are validated
+    once, not again on every scoring call.
+
     Examples
     --------
     >>> r = as_run_record({"doc_id": "x", "fields": {"total": "9.00", "iban": None}})
@@ -154,11 +160,8 @@ def as_run_record(record: RunRecord | Mapping[str, Any]) -> RunRecord:
     ...
     confidence.errors.DatasetError: document x: field 'total': value must be a string, a number or null, got list ["9.00", "10.00"]
     """  # noqa: E501
-    if isinstance(record, RunRecord):
-        try:
-            return _check_record(record)
-        except DatasetError as e:
-            raise DatasetError(f"document {record.doc_id}: {e}") from None
+    if isinstance(record, RunRecord):  # checked when it was read (or made by extract_document)
+        return record
     if not isinstance(record, Mapping):
         raise DatasetError(f"a record must be a RunRecord or a dict, got {type(record).__name__}")
     doc_id = record.get("doc_id")

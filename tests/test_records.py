@@ -114,11 +114,11 @@ def test_engine_score_refuses_bad_third_party_logprobs(engine, bad):
         engine.score([{"doc_id": "a", "fields": {"total": value}}], SCHEMA)
 
 
-def test_engine_score_refuses_a_run_record_with_a_nan_logprob(engine):
+def test_engine_score_refuses_a_runs_line_dict_with_a_nan_logprob(engine):
     reading = FieldReading("9.00", (TokenLogprob("9.00", math.nan),))
-    rec = RunRecord("a", CallResult("hunter", {"total": reading}), None)
+    line = RunRecord("a", CallResult("hunter", {"total": reading}), None).to_dict()
     with pytest.raises(DatasetError, match="document a: hunter field 'total': token 0"):
-        engine.score([rec], SCHEMA)
+        engine.score([line], SCHEMA)
 
 
 def test_a_tiny_rounding_excess_above_zero_is_accepted(engine):
