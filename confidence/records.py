@@ -234,6 +234,13 @@ def align_documents(
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open}
 
 
+def _succeeded(record: RunRecord) -> bool:
+    """True for an ``ok`` record none of whose Hunter/Mapper calls failed (older runs files
+    recorded a document ``ok`` even when its calls had failed; ``extract`` retries those)."""
+    calls = [c for c in (record.hunter, record.mapper) if c is not None]
+    return record.status == "ok" and bool(calls) and all(c.status != "error" for c in calls)
+
+
 def read_runs(path: str | Path) -> Iterator[RunRecord]:
     """The records of a ``runs.jsonl`` file, plain or compressed (``.gz``, ``.xz``).
 
@@ -245,8 +252,9 @@ def read_runs(path: str | Path) -> Iterator[RunRecord]:
       mid-line) is skipped with a ``UserWarning`` naming the file and line; the document is
       simply missing (``extractconf extract`` redoes it on the next run);
     * a doc_id may appear again only to replace a failed or partial record (``extract``
-      retrying it): the later line wins. A doc_id recorded ``ok`` twice, or ``ok`` then failed,
-      is a :class:`DatasetError` naming both lines;
+      retrying it; an older ``ok`` line whose calls all failed counts as failed): the later
+      line wins. A line after a successful record of the same doc_id is a
+      :class:`DatasetError` naming both lines;
     * a truncated or corrupt compressed stream is a :class:`DatasetError` naming the file.
 
     Records come in the order of their doc_id's first line.
@@ -291,7 +299,7 @@ def read_runs(path: str | Path) -> Iterator[RunRecord]:
                 except DatasetError as e:
                     raise DatasetError(f"{p}:{i}: {e}") from None
                 earlier = kept.get(rec.doc_id)
-                if earlier is not None and earlier[1].status == "ok":
+                if earlier is not None and _succeeded(earlier[1]):
                     raise DatasetError(
                         f"{p}:{i}: doc_id {rec.doc_id!r} again (line {earlier[0]} already holds "
                         f"its ok record, this one is {rec.status}); a doc_id may repeat only to "

@@ -155,6 +155,15 @@ def test_a_later_line_replaces_a_failed_or_partial_one(tmp_path, status):
     assert records[0].status == "ok" and records[0].error is None
 
 
+def test_an_old_ok_line_whose_calls_failed_is_replaced_by_its_retry(tmp_path):
+    """Older runs files said ``ok`` for a document whose calls had all failed."""
+    lines = sample_lines()
+    failed = {"kind": "hunter", "fields": {}, "status": "error", "error": "HTTP 500"}
+    old = dict(lines[0], hunter=failed, mapper=dict(failed, kind="mapper"), status="ok")
+    records = list(read_runs(write_runs(tmp_path / "runs.jsonl", [old, *lines])))
+    assert len(records) == 3 and records[0].hunter.status == "ok"
+
+
 # -- item 8: a cut-short last line ----------------------------------------------------------
 def test_score_skips_a_cut_short_last_line_with_a_warning(tmp_path):
     lines = sample_lines()
