@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from confidence import ConfidenceEngine, read_runs
+from confidence import ConfidenceEngine, RunsFile, read_runs
 from confidence.cli import main
 from confidence.errors import DatasetError
 from confidence.llm.base import TokenLogprob
@@ -213,3 +213,16 @@ def test_a_cut_line_that_ends_the_file_with_a_newline_is_an_error(tmp_path):
     path = write_runs(tmp_path / "runs.jsonl", lines[:2], tail=json.dumps(lines[2])[:100] + "\n")
     with pytest.raises(DatasetError, match=r"runs.jsonl:3: not valid JSON"):
         list(read_runs(path))
+
+
+def test_extract_resuming_after_a_cut_line_leaves_a_file_every_command_reads(tmp_path):
+    """The resumable writer drops the cut-short line before appending the redone document."""
+    lines = sample_lines()
+    runs = write_runs(tmp_path / "runs.jsonl", lines[:2], tail=json.dumps(lines[2])[:300])
+    writer = RunsFile(runs)
+    assert writer.done == {lines[0]["doc_id"], lines[1]["doc_id"]}
+    with writer:
+        writer.append(RunRecord.from_dict(lines[2]))
+    assert [r.doc_id for r in read_runs(runs)] == [d["doc_id"] for d in lines]
+    rc, _ = score(tmp_path, runs)
+    assert rc == 0

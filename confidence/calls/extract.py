@@ -186,8 +186,9 @@ class RunsFile:
     A document is done when its latest line is ``"ok"`` (by
     :func:`~confidence.readings.document_status`); a ``"partial"`` or ``"error"`` document is
     redone and its new line, appended later, replaces the old one for every reader (see
-    :func:`confidence.records.read_runs`). A line cut short by a crash is ignored (that
-    document is simply redone).
+    :func:`confidence.records.read_runs`). A last line cut short by a crash is ignored (that
+    document is simply redone) and removed before the next append, so every reader sees a
+    whole file.
 
     Examples
     --------
@@ -230,17 +231,31 @@ class RunsFile:
     def append(self, record: RunRecord) -> None:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            needs_nl = (
-                self.path.exists()
-                and self.path.stat().st_size > 0
-                and not self.path.read_bytes().endswith(b"\n")
-            )
+            needs_nl = self._drop_cut_line()
             self._fh = self.path.open("a", encoding="utf-8")
-            if needs_nl:  # finish a line a crash cut short so the next record stays parseable
+            if needs_nl:  # a whole record whose newline was lost: finish it
                 self._fh.write("\n")
         self._fh.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
         self._fh.flush()
         self._note(record)
+
+    def _drop_cut_line(self) -> bool:
+        """Remove a last line a crash cut short (its document is redone), so the file stays
+        readable by :func:`~confidence.records.read_runs`; True when the last line is a whole
+        record that only lacks its newline."""
+        if not self.path.exists():
+            return False
+        data = self.path.read_bytes()
+        if not data or data.endswith(b"\n"):
+            return False
+        start = data.rfind(b"\n") + 1
+        try:
+            json.loads(data[start:])
+            return True
+        except ValueError:
+            with self.path.open("r+b") as fh:
+                fh.truncate(start)
+            return False
 
     def close(self) -> None:
         if self._fh is not None:
