@@ -39,7 +39,7 @@ from typing import Any
 
 from confidence.errors import DatasetError
 from confidence.llm.base import TokenLogprob
-from confidence.readings import CallResult, FieldReading, RunRecord
+from confidence.readings import CallResult, FieldReading, RunRecord, document_status
 from confidence.types import Document
 
 __all__ = ["align_documents", "as_call_result", "as_run_record", "load_runs", "read_runs"]
@@ -234,11 +234,9 @@ def align_documents(
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open}
 
 
-def _succeeded(record: RunRecord) -> bool:
-    """True for an ``ok`` record none of whose Hunter/Mapper calls failed (older runs files
-    recorded a document ``ok`` even when its calls had failed; ``extract`` retries those)."""
-    calls = [c for c in (record.hunter, record.mapper) if c is not None]
-    return record.status == "ok" and bool(calls) and all(c.status != "error" for c in calls)
+def _ok(record: RunRecord) -> bool:
+    """Recorded ``ok`` and ok by its readings (older files said ``ok`` over failed calls)."""
+    return record.status == "ok" and document_status(record)[0] == "ok"
 
 
 def read_runs(path: str | Path) -> Iterator[RunRecord]:
@@ -252,9 +250,10 @@ def read_runs(path: str | Path) -> Iterator[RunRecord]:
       mid-line) is skipped with a ``UserWarning`` naming the file and line; the document is
       simply missing (``extractconf extract`` redoes it on the next run);
     * a doc_id may appear again only to replace a failed or partial record (``extract``
-      retrying it; an older ``ok`` line whose calls all failed counts as failed): the later
-      line wins. A line after a successful record of the same doc_id is a
-      :class:`DatasetError` naming both lines;
+      retrying it; an older ``ok`` line whose calls failed, by
+      :func:`~confidence.readings.document_status`, counts as failed): the later line wins.
+      A line after an ``ok`` record of the same doc_id is a :class:`DatasetError` naming
+      both lines;
     * a truncated or corrupt compressed stream is a :class:`DatasetError` naming the file.
 
     Records come in the order of their doc_id's first line.
@@ -299,7 +298,7 @@ def read_runs(path: str | Path) -> Iterator[RunRecord]:
                 except DatasetError as e:
                     raise DatasetError(f"{p}:{i}: {e}") from None
                 earlier = kept.get(rec.doc_id)
-                if earlier is not None and _succeeded(earlier[1]):
+                if earlier is not None and _ok(earlier[1]):
                     raise DatasetError(
                         f"{p}:{i}: doc_id {rec.doc_id!r} again (line {earlier[0]} already holds "
                         f"its ok record, this one is {rec.status}); a doc_id may repeat only to "

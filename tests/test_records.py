@@ -165,11 +165,12 @@ def test_an_old_ok_line_whose_calls_failed_is_replaced_by_its_retry(tmp_path):
 
 
 # -- item 8: a cut-short last line ----------------------------------------------------------
-def test_score_skips_a_cut_short_last_line_with_a_warning(tmp_path):
+def test_score_skips_a_cut_short_last_line_with_a_warning(tmp_path, capsys):
     lines = sample_lines()
     runs = write_runs(tmp_path / "runs.jsonl", lines[:2], tail=json.dumps(lines[2])[:300])
-    with pytest.warns(UserWarning, match=r"runs.jsonl: line 3 is cut short .*; skipped"):
-        rc, out = score(tmp_path, runs)
+    rc, out = score(tmp_path, runs)
+    err = capsys.readouterr().err
+    assert f"extractconf score: warning: {runs}: line 3 is cut short" in err and "skipped" in err
     rows = [json.loads(x) for x in open(out, encoding="utf-8")]
     by_doc = {r["doc_id"]: r["status"] for r in rows}
     assert by_doc["synth-7-00000"] == "ok" and by_doc["synth-7-00002"] == "error"
@@ -189,13 +190,20 @@ def test_the_cut_short_warning_reaches_stderr_of_the_command(tmp_path):
     assert "Traceback" not in done.stderr
 
 
-def test_evaluate_skips_a_cut_short_last_line(tmp_path):
+def test_evaluate_skips_a_cut_short_last_line(tmp_path, capsys):
     lines = sample_lines()
     runs = write_runs(tmp_path / "runs.jsonl", lines[:2], tail=json.dumps(lines[2])[:100])
     argv = ["evaluate", str(dataset_dir()), "--runs", runs, "--no-documents", "--quiet"]
-    with pytest.warns(UserWarning, match="line 3 is cut short"):
-        rc = main([*argv, "--model", "default", "--out", str(tmp_path / "eval")])
+    rc = main([*argv, "--model", "default", "--out", str(tmp_path / "eval")])
+    assert f"extractconf evaluate: warning: {runs}: line 3 is cut short" in capsys.readouterr().err
     assert rc == 0 and (tmp_path / "eval" / "metrics.json").exists()
+
+
+def test_read_runs_warns_of_a_cut_short_last_line(tmp_path):
+    lines = sample_lines()
+    runs = write_runs(tmp_path / "runs.jsonl", lines[:2], tail=json.dumps(lines[2])[:100])
+    with pytest.warns(UserWarning, match=r"runs.jsonl: line 3 is cut short .*; skipped"):
+        assert len(list(read_runs(runs))) == 2
 
 
 def test_a_malformed_line_in_the_middle_stays_an_error(tmp_path, capsys):
