@@ -20,37 +20,29 @@ exit codes:
 """
 
 
+def _number(text: str, cast, kind: str, ok, need: str):
+    try:
+        x = cast(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+    if not ok(x):
+        raise argparse.ArgumentTypeError(f"{text}: {need}")
+    return x
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer of at least 1 (``--n-jobs``, ``--concurrency``)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{n}: pass at least 1")
-    return n
+    return _number(text, int, "an integer", lambda n: n >= 1, "pass at least 1")
 
 
 def positive_float(text: str) -> float:
     """argparse type: a number of seconds greater than 0 (``--llm-timeout``, ``--doc-timeout``)."""
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not x > 0:
-        raise argparse.ArgumentTypeError(f"{text}: pass a number of seconds above 0")
-    return x
+    return _number(text, float, "a number", lambda x: x > 0, "pass a number of seconds above 0")
 
 
 def non_negative_int(text: str) -> int:
     """argparse type: an integer of at least 0 (``--llm-retries``, ``--samples``)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{n}: pass 0 or more")
-    return n
+    return _number(text, int, "an integer", lambda n: n >= 0, "pass 0 or more")
 
 
 def check_out(path: str | Path, *, suffixes: tuple[str, ...] = (), folder: bool = False) -> Path:
