@@ -56,9 +56,18 @@ from confidence import persistence
 from confidence.calibration.groups import Grouping
 from confidence.errors import ModelError
 
-__all__ = ["FALLBACKS", "REVIEW_ALL", "ThresholdSelector", "default_grid", "ltt_threshold"]
+__all__ = [
+    "FALLBACKS",
+    "GROUP_FALLBACKS",
+    "REVIEW_ALL",
+    "ThresholdSelector",
+    "default_grid",
+    "ltt_threshold",
+]
 
 REVIEW_ALL = math.inf  # threshold that accepts nothing
+GROUP_FALLBACKS = ("field", "pooled")
+"""Where a (field, group) cell with too few samples looks next (see ThresholdSelector)."""
 FALLBACKS: dict[str, tuple[str, ...]] = {
     "field_type>global": ("type", "global"),
     "field_type": ("type",),
@@ -154,6 +163,12 @@ class ThresholdSelector(BaseEstimator):
         Levels consulted, in order, when a field has fewer than ``min_samples`` samples.
     grid : array-like or None
         Candidate thresholds (fixed before seeing labels); :func:`default_grid` when None.
+    group_fallback : {"field", "pooled"}, default="field"
+        With ``groups``: where a (field, group) cell with fewer than ``min_samples`` samples
+        looks next. ``"field"``: the field's threshold (field -> type -> global, certified on the
+        mix of groups). ``"pooled"``: first the group's pooled thresholds, certified on the
+        group's rows of the field's type (source ``"type_group"``), then on all its rows
+        (``"global_group"``), each when it has ``min_samples`` rows; then the field's.
 
     Attributes
     ----------
@@ -170,6 +185,9 @@ class ThresholdSelector(BaseEstimator):
         Per field and group (every group seen): ``threshold`` and ``source`` used for it,
         ``level`` (``"group"``: decided on the cell's own samples, else ``"fallback"``),
         ``n_samples``, calibration ``coverage`` and ``accuracy``.
+    group_pools_ : dict of str -> dict of str -> float
+        With ``group_fallback="pooled"``: per group, the threshold per field type and ``"*"``
+        (all fields) of the pools with ``min_samples`` rows.
     coverage_ : dict of str -> float
         Fraction of the field's calibration samples accepted.
     accuracy_ : dict of str -> float
@@ -213,6 +231,7 @@ class ThresholdSelector(BaseEstimator):
         "min_samples": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "fallback": [StrOptions(set(FALLBACKS))],
         "grid": ["array-like", None],
+        "group_fallback": [StrOptions(set(GROUP_FALLBACKS))],
     }
 
     def __init__(
@@ -223,12 +242,14 @@ class ThresholdSelector(BaseEstimator):
         min_samples: int | str = "auto",
         fallback: str = "field_type>global",
         grid=None,
+        group_fallback: str = "field",
     ) -> None:
         self.target_accuracy = target_accuracy
         self.confidence_level = confidence_level
         self.min_samples = min_samples
         self.fallback = fallback
         self.grid = grid
+        self.group_fallback = group_fallback
 
     # -- validation -------------------------------------------------------------------------
     def _check_params(self) -> int:
@@ -336,12 +357,22 @@ class ThresholdSelector(BaseEstimator):
 
     def _fit_groups(self, s, y, f, groups, grouping) -> None:
         self.grouping_ = Grouping(grouping) if isinstance(grouping, str) else grouping
-        self.group_thresholds_, self.group_stats_ = {}, {}
+        self.group_thresholds_, self.group_stats_, self.group_pools_ = {}, {}, {}
         if groups is None:
             return
         g = np.asarray(groups, dtype=object)
         if g.shape != s.shape:
             raise ValueError("groups must have one entry per score (None = no group)")
+        if self.group_fallback == "pooled":
+            t = np.array([self.field_types_[str(x)] for x in f], dtype=object)
+            for grp in dict.fromkeys(x for x in g if x is not None):
+                in_group = g == grp
+                pools = {"*": in_group} | {
+                    str(typ): in_group & (t == typ) for typ in {x for x in t if x is not None}
+                }
+                for k, mask in pools.items():
+                    if mask.sum() >= self.min_samples_:
+                        self.group_pools_.setdefault(str(grp), {})[k] = self._ltt(s[mask], y[mask])
         for name in self.thresholds_:
             mask = f == name
             for grp in dict.fromkeys(x for x in g[mask] if x is not None):
@@ -351,7 +382,11 @@ class ThresholdSelector(BaseEstimator):
                     self.group_thresholds_.setdefault(name, {})[str(grp)] = lam
                     src, level = ("group" if math.isfinite(lam) else "none"), "group"
                 else:
-                    lam, src, level = self.thresholds_[name], self.sources_[name], "fallback"
+                    lam, src = self._group_pool(self.field_types_[name], str(grp)) or (
+                        self.thresholds_[name],
+                        self.sources_[name],
+                    )
+                    level = "fallback"
                 accepted = s[cell] >= lam
                 self.group_stats_.setdefault(name, {})[str(grp)] = {
                     "threshold": lam,
@@ -361,6 +396,16 @@ class ThresholdSelector(BaseEstimator):
                     "coverage": float(accepted.mean()),
                     "accuracy": float(y[cell][accepted].mean()) if accepted.any() else math.nan,
                 }
+
+    def _group_pool(self, field_type, group) -> tuple[float, str] | None:
+        pool = self.group_pools_.get(group, {})
+        if field_type is not None and field_type in pool:
+            lam, src = pool[field_type], "type_group"
+        elif "*" in pool:
+            lam, src = pool["*"], "global_group"
+        else:
+            return None
+        return lam, src if math.isfinite(lam) else "none"
 
     def _from_fallback(self, field_type) -> tuple[float, str]:
         for level in FALLBACKS[self.fallback]:
@@ -374,18 +419,24 @@ class ThresholdSelector(BaseEstimator):
     def lookup(
         self, field: str, field_type: str | None = None, group: str | None = None
     ) -> tuple[float, str]:
-        """Threshold of a field and where it comes from: ``"group"``, ``"field"``, ``"type"``,
-        ``"global"`` or ``"none"`` (``inf``: review always).
+        """Threshold of a field and where it comes from: ``"group"``, ``"type_group"``,
+        ``"global_group"``, ``"field"``, ``"type"``, ``"global"`` or ``"none"`` (``inf``:
+        review always).
 
-        A (field, group) cell certified on its own samples comes first; then a calibration
-        field has its own entry; a field never seen walks ``fallback`` from its ``field_type``
-        ((field, group) -> field -> type -> global).
+        A (field, group) cell certified on its own samples comes first; with
+        ``group_fallback="pooled"`` then the group's pools (type, then all fields); then a
+        calibration field has its own entry; a field never seen walks ``fallback`` from its
+        ``field_type`` ((field, group) -> field -> type -> global).
         """
         check_is_fitted(self, "thresholds_")
         cell = self.group_thresholds_.get(field, {})
         if group is not None and group in cell:
             lam = cell[group]
             return lam, "group" if math.isfinite(lam) else "none"
+        if group is not None and self.group_pools_:
+            hit = self._group_pool(self.field_types_.get(field, field_type), group)
+            if hit is not None:
+                return hit
         if field in self.thresholds_:
             return self.thresholds_[field], self.sources_[field]
         lam, source = self._from_fallback(field_type)
@@ -471,6 +522,9 @@ class ThresholdSelector(BaseEstimator):
                 for k in self.thresholds_
             },
             "grouping": None if self.grouping_ is None else self.grouping_.to_dict(),
+            "group_pools": {
+                g: {k: enc(v) for k, v in pool.items()} for g, pool in self.group_pools_.items()
+            },
             "groups": {
                 k: {
                     g: {
@@ -506,6 +560,9 @@ class ThresholdSelector(BaseEstimator):
         }
         sel.n_samples_ = {k: int(v["n_samples"]) for k, v in fields.items()}
         sel.grouping_ = None if d["grouping"] is None else Grouping.from_dict(d["grouping"])
+        sel.group_pools_ = {
+            g: {k: dec(v) for k, v in pool.items()} for g, pool in d["group_pools"].items()
+        }
         sel.group_stats_ = {
             k: {
                 g: {

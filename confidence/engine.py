@@ -297,17 +297,20 @@ class ConfidenceEngine(BaseEstimator):
         confidence_level=None,
         groups=None,
         grouping=None,
+        group_fallback="field",
     ) -> ConfidenceEngine:
         """A copy with thresholds re-selected on labelled rows (fusion and calibrator frozen).
 
         ``groups`` (one document group per row) and ``grouping`` (how they were computed, a
-        :class:`~confidence.calibration.groups.Grouping`) add group-conditional thresholds.
+        :class:`~confidence.calibration.groups.Grouping`) add group-conditional thresholds;
+        ``group_fallback`` is the selector's (``"field"`` or ``"pooled"``).
         """
         check_is_fitted(self, "fusion_")
         new = self._copy()
         sel = ThresholdSelector(
             target_accuracy=target_accuracy or self.target_accuracy,
             confidence_level=confidence_level or self.confidence_level,
+            group_fallback=group_fallback,
         )
         try:
             new.thresholds_ = sel.fit(

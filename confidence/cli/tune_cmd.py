@@ -38,8 +38,11 @@ as on digital PDFs, not only on average over the mix. KEY is one of
   meta.NAME   any meta.NAME of labels.jsonl, e.g. meta.vendor
 A (field, group) with fewer samples than the field level needs (the fewest with which the
 binomial test could certify any threshold, times 4) uses the field's threshold, which walks
-field -> type -> global as before. `score` computes a new document's group the same way (saved
-in the thresholds file) and writes it, with the level used (threshold_source), per row.
+field -> type -> global as before (certified on the mix: no guarantee for the group). With
+--group-fallback pooled it first uses the group's threshold pooled over the field's type, then
+over all fields of the group (each certified on that group's rows when they are enough).
+`score` computes a new document's group the same way (saved in the thresholds file) and
+writes it, with the level used (threshold_source), per row.
 
 Use the result with `extractconf score ... --thresholds thresholds.json`.
 
@@ -72,6 +75,13 @@ def register(subparsers) -> None:
         help="also certify a threshold per (field, group): source, quality, language or "
         "meta.NAME (see below)",
     )
+    p.add_argument(
+        "--group-fallback",
+        choices=("field", "pooled"),
+        default="field",
+        help="a (field, group) with too few samples uses the field's threshold (field, default) "
+        "or first the group's pooled type / all-fields threshold (pooled)",
+    )
     add_document_args(p)
     p.set_defaults(func=run)
 
@@ -103,6 +113,7 @@ def run(args) -> int:
         confidence_level=args.confidence_level,
         groups=groups,
         grouping=grouping,
+        group_fallback=args.group_fallback,
     )
     sel = tuned.thresholds_
     path = sel.save(args.out)

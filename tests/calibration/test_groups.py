@@ -24,8 +24,8 @@ def _true_accuracy(group: str, lam: float) -> float:
     return a + b * (1 + lam) / 2
 
 
-def _draw(rng, n):
-    g = np.where(rng.uniform(size=n) < SCAN_SHARE, "scan", "digital")
+def _draw(rng, n, scan_share=SCAN_SHARE):
+    g = np.where(rng.uniform(size=n) < scan_share, "scan", "digital")
     s = rng.uniform(size=n)
     a = np.where(g == "scan", CURVES["scan"][0], CURVES["digital"][0])
     b = np.where(g == "scan", CURVES["scan"][1], CURVES["digital"][1])
@@ -168,3 +168,37 @@ def test_groups_of_documents_and_metadata():
     assert Grouping("meta.n_pages").group_of(None, {"n_pages": 2}) == "2"
     with pytest.raises(ValueError, match=r"unknown group key 'meta\.'"):
         Grouping("meta.")
+
+
+def test_pooled_group_fallback_certifies_small_groups_on_their_pool():
+    """Many fields, each with too few scans: the scans' pooled threshold protects them."""
+    rng = np.random.default_rng(11)
+    n_fields, per_field = 20, 600
+    s, y, g = _draw(rng, n_fields * per_field, scan_share=0.1)
+    fields = np.repeat([f"f{i}" for i in range(n_fields)], per_field)
+    types = np.array(["a" if int(f[1:]) % 2 == 0 else "b" for f in fields])
+    fit = {"groups": g, "grouping": "source"}
+    plain = ThresholdSelector(target_accuracy=TARGET, min_samples=100).fit(
+        s, y, fields, types, **fit
+    )
+    pooled = ThresholdSelector(
+        target_accuracy=TARGET, min_samples=100, group_fallback="pooled"
+    ).fit(s, y, fields, types, **fit)
+    # ~60 scans per field < 100: "field" falls back to the mix, "pooled" to the scans' type pool
+    missed = 0
+    for i in range(n_fields):
+        lam, src = plain.lookup(f"f{i}", None, "scan")
+        assert src in ("field", "none")  # "none": the field's fixed sequence stopped at once
+        missed += math.isfinite(lam) and _true_accuracy("scan", lam) < TARGET
+        lam, src = pooled.lookup(f"f{i}", None, "scan")
+        assert src == "type_group" and _true_accuracy("scan", lam) >= TARGET
+        assert lam == pooled.group_pools_["scan"]["ab"[i % 2]]
+    assert missed >= n_fields // 2
+    # digital cells (~540 rows) have their own threshold in both
+    assert pooled.lookup("f1", "b", "digital")[1] in ("group", "none")
+    # an unseen field of an unseen type: the group's all-fields pool
+    assert pooled.lookup("new", "c", "scan") == (pooled.group_pools_["scan"]["*"], "global_group")
+    assert pooled.lookup("new", "c", None)[1] == "global"
+    back = ThresholdSelector.from_dict(pooled.to_dict())
+    assert back.group_pools_ == pooled.group_pools_
+    assert back.lookup("f1", "b", "scan") == pooled.lookup("f1", "b", "scan")
