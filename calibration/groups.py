@@ -7,14 +7,15 @@ is scored; it is saved inside the thresholds file, so ``score`` resolves groups 
 
 * ``"source"`` -- ``"scan"`` when any page was read by OCR (scan, photo, image-only PDF), else
   ``"digital"`` (every page has a PDF text layer).
-* ``"quality"`` -- an image-quality tier from the page measurements
-  (:class:`~confidence.types.ImageQuality`), the worst over the three measurements below and over
-  the pages: ``"poor"`` when ``sharpness < 2000`` (variance of the Laplacian on the text) or
-  ``noise > 0.005`` or ``blockiness > 1.35`` (strong JPEG blocking), ``"fair"`` when
-  ``sharpness < 15000`` or ``noise > 0.001`` or ``blockiness > 1.2``, else ``"good"``. Clean
-  digital PDFs render at sharpness 13 000-48 000, noise 0 and blockiness 0.8-1.3; the cut points
-  are stored with the thresholds (``quality_cuts``), so later changes of these defaults do not
-  move the groups of a saved thresholds file.
+* ``"quality"`` -- an image-quality tier of the pages read from their image (OCR), from the
+  page measurements (:class:`~confidence.types.ImageQuality`), the worst over the three
+  measurements below and over the pages: ``"poor"`` when ``sharpness < 2000`` (variance of the
+  Laplacian on the text) or ``noise > 0.005`` or ``blockiness > 1.35`` (strong JPEG blocking),
+  ``"fair"`` when ``sharpness < 15000`` or ``noise > 0.001`` or ``blockiness > 1.2``, else
+  ``"good"``. A page with a PDF text layer is ``"good"``: its words do not come from the image
+  (its render can still show grid-aligned rules as "blockiness"). The cut points are stored with
+  the thresholds (``quality_cuts``), so later changes of these defaults do not move the groups of
+  a saved thresholds file.
 * ``"language"`` -- ``meta["language"]`` of the dataset's ``labels.jsonl`` record.
 * ``"meta.KEY"`` -- ``meta[KEY]`` of the ``labels.jsonl`` record (``"meta.vendor"``, ...),
   written as text (JSON for lists and objects).
@@ -112,7 +113,8 @@ class Grouping:
         if self.key == "quality":
             if document is None or not document.pages:
                 return None
-            tiers = [self._tier(p.quality) for p in document.pages]
+            tiers = [QUALITY_TIERS[0] if p.source == "pdf" else self._tier(p.quality)
+                     for p in document.pages]  # fmt: skip
             if any(t is None for t in tiers):
                 return None
             return max(tiers, key=QUALITY_TIERS.index)

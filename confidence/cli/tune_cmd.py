@@ -32,8 +32,9 @@ With --groups KEY the thresholds are also certified per (field, group) of docume
 (group-conditional, "Mondrian"), so the guarantee holds within each group, e.g. on scans as well
 as on digital PDFs, not only on average over the mix. KEY is one of
   source      scan (any page read by OCR) or digital (PDF text layer)
-  quality     image-quality tier good / fair / poor from the page measurements (sharpness,
-              noise, JPEG blockiness; cut points in docs/calibration.md, saved in the file)
+  quality     image-quality tier good / fair / poor of the OCR pages (sharpness, noise, JPEG
+              blockiness; cut points in docs/calibration.md, saved in the file); text-layer
+              pages are good
   language    meta.language of labels.jsonl (skipped with a warning when no record has it)
   meta.NAME   any meta.NAME of labels.jsonl, e.g. meta.vendor
 A (field, group) with fewer samples than the field level needs (the fewest with which the

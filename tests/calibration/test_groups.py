@@ -162,7 +162,10 @@ def test_groups_of_documents_and_metadata():
     assert Grouping("source").group_of(digital) == "digital"
     assert Grouping("source").group_of(mixed) == "scan"
     assert Grouping("source").group_of(None) is None
-    assert Grouping("quality").group_of(digital) is None  # no measurement
+    assert Grouping("quality").group_of(digital) == "good"  # words from the text layer
+    assert Grouping("quality").group_of(mixed) is None  # the OCR page has no measurement
+    blocky = Document("b", "b.pdf", (_page("pdf", _q(30000, blockiness=1.5)),))
+    assert Grouping("quality").group_of(blocky) == "good"
     assert Grouping("language").group_of(None, {"language": "fr"}) == "fr"
     assert Grouping("meta.vendor").group_of(None, {"language": "fr"}) is None
     assert Grouping("meta.n_pages").group_of(None, {"n_pages": 2}) == "2"
