@@ -6,8 +6,10 @@
 * :mod:`~confidence.calibration.metrics` — AUROC, AURC, accuracy at coverage, coverage at accuracy,
   ECE, Brier; :func:`evaluate_scores` gives the ``metrics.json`` entry of one score column.
 * :mod:`~confidence.calibration.thresholds` — :class:`ThresholdSelector`, per-field thresholds with
-  a finite-sample accuracy guarantee (Learn then Test); it owns the field -> type -> global
-  fallback (:meth:`ThresholdSelector.lookup`).
+  a finite-sample accuracy guarantee (Learn then Test), optionally per document group; it owns
+  the (field, group) -> field -> type -> global fallback (:meth:`ThresholdSelector.lookup`);
+* :mod:`~confidence.calibration.groups` — :class:`Grouping`, a document's group (source, image
+  quality tier, language, ``meta.KEY``) for group-conditional thresholds.
 """
 
 from confidence.calibration.calibrators import (
@@ -28,11 +30,13 @@ from confidence.calibration.metrics import (
     evaluate_scores,
     risk_coverage_curve,
 )
+from confidence.calibration.groups import Grouping
 from confidence.calibration.thresholds import REVIEW_ALL, ThresholdSelector, ltt_threshold
 
 __all__ = [
     "CALIBRATORS",
     "REVIEW_ALL",
+    "Grouping",
     "IsotonicCalibrator",
     "LassoRecalibrator",
     "PlattCalibrator",
