@@ -19,6 +19,7 @@ from confidence.calibration.calibrators import (
     PlattCalibrator,
     make_calibrator,
 )
+from confidence.calibration.groups import Grouping
 from confidence.calibration.metrics import (
     accuracy_at_coverage,
     aurc,
@@ -30,7 +31,6 @@ from confidence.calibration.metrics import (
     evaluate_scores,
     risk_coverage_curve,
 )
-from confidence.calibration.groups import Grouping
 from confidence.calibration.thresholds import REVIEW_ALL, ThresholdSelector, ltt_threshold
 
 __all__ = [
