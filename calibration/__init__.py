@@ -6,8 +6,10 @@
 * :mod:`~confidence.calibration.metrics` — AUROC, AURC, accuracy at coverage, coverage at accuracy,
   ECE, Brier; :func:`evaluate_scores` gives the ``metrics.json`` entry of one score column.
 * :mod:`~confidence.calibration.thresholds` — :class:`ThresholdSelector`, per-field thresholds with
-  a finite-sample accuracy guarantee (Learn then Test); it owns the field -> type -> global
-  fallback (:meth:`ThresholdSelector.lookup`).
+  a finite-sample accuracy guarantee (Learn then Test), optionally per document group; it owns
+  the (field, group) -> field -> type -> global fallback (:meth:`ThresholdSelector.lookup`);
+* :mod:`~confidence.calibration.groups` — :class:`Grouping`, a document's group (source, image
+  quality tier, language, ``meta.KEY``) for group-conditional thresholds.
 """
 
 from confidence.calibration.calibrators import (
@@ -17,6 +19,7 @@ from confidence.calibration.calibrators import (
     PlattCalibrator,
     make_calibrator,
 )
+from confidence.calibration.groups import Grouping
 from confidence.calibration.metrics import (
     accuracy_at_coverage,
     aurc,
@@ -33,6 +36,7 @@ from confidence.calibration.thresholds import REVIEW_ALL, ThresholdSelector, ltt
 __all__ = [
     "CALIBRATORS",
     "REVIEW_ALL",
+    "Grouping",
     "IsotonicCalibrator",
     "LassoRecalibrator",
     "PlattCalibrator",

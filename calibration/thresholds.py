@@ -19,15 +19,23 @@ How (Angelopoulos et al., "Learn then Test", 2021; API modelled on MAPIE's
    skipped: the sequence starts at the first one that could pass. No multiplicity correction is
    needed along the sequence.
 
-Fallback hierarchy: a level (field, then field type, then all fields) decides only if it has at
-least ``min_samples`` calibration samples; otherwise the next level in ``fallback`` decides. A level
+Fallback hierarchy: a level ((field, group) when groups are given, then field, then field type,
+then all fields) decides only if it has at least ``min_samples`` calibration samples; otherwise
+the next level decides (a (field, group) cell falls back to its field, the field walks
+``fallback``). Too few is decided by the binomial test itself: ``min_samples="auto"`` is
+``AUTO_POWER`` times the fewest samples with which any threshold could pass at all (88 at target
+0.9, 920 at target 0.99, both at confidence 0.9). A level
 that has enough samples but no threshold passing the test yields ``inf`` = review everything
 (source ``"none"``): the data show that the level cannot meet the target, so borrowing a pooled
 threshold would break its guarantee. If no level has enough samples the field is reviewed too.
 
 Guarantees are per field (each field's own calibration sample); a ``"type"`` or ``"global"``
 threshold is guaranteed for the pooled population of that type / of all fields, not for each member
-field separately. The guarantee does not hold across a distribution shift.
+field separately. Group-conditional (Mondrian) thresholds: with ``groups`` (one label per row, e.g.
+scan/digital from :class:`~confidence.calibration.groups.Grouping`), each (field, group) cell with
+enough samples is certified on its own rows, so the guarantee holds within that group, not only
+on average over the mix; cells that fall back carry the field's (mix) guarantee only. The guarantee
+does not hold across a distribution shift.
 """
 
 from __future__ import annotations
@@ -45,11 +53,21 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from confidence import persistence
+from confidence.calibration.groups import Grouping
 from confidence.errors import ModelError
 
-__all__ = ["FALLBACKS", "REVIEW_ALL", "ThresholdSelector", "default_grid", "ltt_threshold"]
+__all__ = [
+    "FALLBACKS",
+    "GROUP_FALLBACKS",
+    "REVIEW_ALL",
+    "ThresholdSelector",
+    "default_grid",
+    "ltt_threshold",
+]
 
 REVIEW_ALL = math.inf  # threshold that accepts nothing
+GROUP_FALLBACKS = ("field", "pooled")
+"""Where a (field, group) cell with too few samples looks next (see ThresholdSelector)."""
 FALLBACKS: dict[str, tuple[str, ...]] = {
     "field_type>global": ("type", "global"),
     "field_type": ("type",),
@@ -125,7 +143,7 @@ AUTO_POWER = 4
 """``min_samples="auto"`` = this many times the feasibility floor (see ThresholdSelector)."""
 
 
-@persistence.register_part("thresholds", format_version=2)
+@persistence.register_part("thresholds", format_version=3)
 class ThresholdSelector(BaseEstimator):
     """Choose per-field thresholds guaranteeing accuracy among accepted fields.
 
@@ -145,6 +163,12 @@ class ThresholdSelector(BaseEstimator):
         Levels consulted, in order, when a field has fewer than ``min_samples`` samples.
     grid : array-like or None
         Candidate thresholds (fixed before seeing labels); :func:`default_grid` when None.
+    group_fallback : {"field", "pooled"}, default="field"
+        With ``groups``: where a (field, group) cell with fewer than ``min_samples`` samples
+        looks next. ``"field"``: the field's threshold (field -> type -> global, certified on the
+        mix of groups). ``"pooled"``: first the group's pooled thresholds, certified on the
+        group's rows of the field's type (source ``"type_group"``), then on all its rows
+        (``"global_group"``), each when it has ``min_samples`` rows; then the field's.
 
     Attributes
     ----------
@@ -152,6 +176,18 @@ class ThresholdSelector(BaseEstimator):
         Threshold per calibration field; ``inf`` = review every value of this field.
     sources_ : dict of str -> str
         ``"field"``, ``"type"``, ``"global"`` or ``"none"``.
+    grouping_ : Grouping or None
+        How a document's group is computed (given to :meth:`fit`; saved with the thresholds).
+    group_thresholds_ : dict of str -> dict of str -> float
+        Threshold per field and group, for the (field, group) cells with ``min_samples``
+        samples (``inf`` = that group of the field is reviewed always).
+    group_stats_ : dict of str -> dict of str -> dict
+        Per field and group (every group seen): ``threshold`` and ``source`` used for it,
+        ``level`` (``"group"``: decided on the cell's own samples, else ``"fallback"``),
+        ``n_samples``, calibration ``coverage`` and ``accuracy``.
+    group_pools_ : dict of str -> dict of str -> float
+        With ``group_fallback="pooled"``: per group, the threshold per field type and ``"*"``
+        (all fields) of the pools with ``min_samples`` rows.
     coverage_ : dict of str -> float
         Fraction of the field's calibration samples accepted.
     accuracy_ : dict of str -> float
@@ -177,6 +213,16 @@ class ThresholdSelector(BaseEstimator):
     ('field', 'global')
     >>> sel.lookup("unseen_field", "amount") == (sel.type_thresholds_["amount"], "type")
     True
+
+    Group-conditional thresholds: scans are worse, so they get a higher threshold of their own.
+
+    >>> g = np.where(np.arange(3000) % 2, "scan", "digital")
+    >>> y2 = np.where(g == "scan", rng.uniform(size=3000) < s, y).astype(int)
+    >>> sel = ThresholdSelector(target_accuracy=0.9).fit(s, y2, fields, groups=g)
+    >>> bool(sel.lookup("total", group="scan")[0] > sel.lookup("total", group="digital")[0])
+    True
+    >>> sel.lookup("total", group="scan")[1], sel.lookup("iban", group="scan")[1]
+    ('group', 'global')
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -185,6 +231,7 @@ class ThresholdSelector(BaseEstimator):
         "min_samples": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "fallback": [StrOptions(set(FALLBACKS))],
         "grid": ["array-like", None],
+        "group_fallback": [StrOptions(set(GROUP_FALLBACKS))],
     }
 
     def __init__(
@@ -195,12 +242,14 @@ class ThresholdSelector(BaseEstimator):
         min_samples: int | str = "auto",
         fallback: str = "field_type>global",
         grid=None,
+        group_fallback: str = "field",
     ) -> None:
         self.target_accuracy = target_accuracy
         self.confidence_level = confidence_level
         self.min_samples = min_samples
         self.fallback = fallback
         self.grid = grid
+        self.group_fallback = group_fallback
 
     # -- validation -------------------------------------------------------------------------
     def _check_params(self) -> int:
@@ -243,7 +292,9 @@ class ThresholdSelector(BaseEstimator):
             grid=self.grid,
         )
 
-    def fit(self, scores, correct, fields, field_types=None) -> ThresholdSelector:
+    def fit(
+        self, scores, correct, fields, field_types=None, *, groups=None, grouping=None
+    ) -> ThresholdSelector:
         """Fit thresholds from calibrated scores, 0/1 correctness and the field of each row.
 
         Parameters
@@ -255,6 +306,13 @@ class ThresholdSelector(BaseEstimator):
             Field name of each row.
         field_types : array-like of str or None
             Field type of each row (schema ``type``); None disables the type level.
+        groups : array-like of str or None
+            Group of each row's document (None entries: no group); None disables the group
+            level.
+        grouping : Grouping, str or None
+            How the groups were computed (a :class:`~confidence.calibration.groups.Grouping` or
+            its key), saved with the thresholds so scoring computes a new document's group
+            the same way.
         """
         self.min_samples_ = self._check_params()
         if self.grid is None:
@@ -294,7 +352,60 @@ class ThresholdSelector(BaseEstimator):
             accepted = s[mask] >= lam
             self.coverage_[key] = float(accepted.mean())
             self.accuracy_[key] = float(y[mask][accepted].mean()) if accepted.any() else math.nan
+        self._fit_groups(s, y, f, groups, grouping)
         return self
+
+    def _fit_groups(self, s, y, f, groups, grouping) -> None:
+        self.grouping_ = Grouping(grouping) if isinstance(grouping, str) else grouping
+        self.group_thresholds_, self.group_stats_, self.group_pools_ = {}, {}, {}
+        if groups is None:
+            return
+        g = np.asarray(groups, dtype=object)
+        if g.shape != s.shape:
+            raise ValueError("groups must have one entry per score (None = no group)")
+        if self.group_fallback == "pooled":
+            t = np.array([self.field_types_[str(x)] for x in f], dtype=object)
+            for grp in dict.fromkeys(x for x in g if x is not None):
+                in_group = g == grp
+                pools = {"*": in_group} | {
+                    str(typ): in_group & (t == typ) for typ in {x for x in t if x is not None}
+                }
+                for k, mask in pools.items():
+                    if mask.sum() >= self.min_samples_:
+                        self.group_pools_.setdefault(str(grp), {})[k] = self._ltt(s[mask], y[mask])
+        for name in self.thresholds_:
+            mask = f == name
+            for grp in dict.fromkeys(x for x in g[mask] if x is not None):
+                cell = mask & (g == grp)
+                if cell.sum() >= self.min_samples_:
+                    lam = self._ltt(s[cell], y[cell])
+                    self.group_thresholds_.setdefault(name, {})[str(grp)] = lam
+                    src, level = ("group" if math.isfinite(lam) else "none"), "group"
+                else:
+                    lam, src = self._group_pool(self.field_types_[name], str(grp)) or (
+                        self.thresholds_[name],
+                        self.sources_[name],
+                    )
+                    level = "fallback"
+                accepted = s[cell] >= lam
+                self.group_stats_.setdefault(name, {})[str(grp)] = {
+                    "threshold": lam,
+                    "source": src,
+                    "level": level,
+                    "n_samples": int(cell.sum()),
+                    "coverage": float(accepted.mean()),
+                    "accuracy": float(y[cell][accepted].mean()) if accepted.any() else math.nan,
+                }
+
+    def _group_pool(self, field_type, group) -> tuple[float, str] | None:
+        pool = self.group_pools_.get(group, {})
+        if field_type is not None and field_type in pool:
+            lam, src = pool[field_type], "type_group"
+        elif "*" in pool:
+            lam, src = pool["*"], "global_group"
+        else:
+            return None
+        return lam, src if math.isfinite(lam) else "none"
 
     def _from_fallback(self, field_type) -> tuple[float, str]:
         for level in FALLBACKS[self.fallback]:
@@ -305,21 +416,37 @@ class ThresholdSelector(BaseEstimator):
         return REVIEW_ALL, "none"
 
     # -- use --------------------------------------------------------------------------------
-    def lookup(self, field: str, field_type: str | None = None) -> tuple[float, str]:
-        """Threshold of a field and where it comes from: ``"field"``, ``"type"``, ``"global"``
-        or ``"none"`` (``inf``: review always).
+    def lookup(
+        self, field: str, field_type: str | None = None, group: str | None = None
+    ) -> tuple[float, str]:
+        """Threshold of a field and where it comes from: ``"group"``, ``"type_group"``,
+        ``"global_group"``, ``"field"``, ``"type"``, ``"global"`` or ``"none"`` (``inf``:
+        review always).
 
-        A calibration field has its own entry; a field never seen walks ``fallback`` from its
-        ``field_type`` (field -> type -> global).
+        A (field, group) cell certified on its own samples comes first; with
+        ``group_fallback="pooled"`` then the group's pools (type, then all fields); then a
+        calibration field has its own entry; a field never seen walks ``fallback`` from its
+        ``field_type`` ((field, group) -> field -> type -> global).
         """
         check_is_fitted(self, "thresholds_")
+        cell = self.group_thresholds_.get(field, {})
+        if group is not None and group in cell:
+            lam = cell[group]
+            return lam, "group" if math.isfinite(lam) else "none"
+        if group is not None and self.group_pools_:
+            hit = self._group_pool(self.field_types_.get(field, field_type), group)
+            if hit is not None:
+                return hit
         if field in self.thresholds_:
             return self.thresholds_[field], self.sources_[field]
         lam, source = self._from_fallback(field_type)
         return lam, source if math.isfinite(lam) else "none"
 
     def lookup_many(
-        self, fields: Sequence[str], field_types: Sequence[str | None] | None = None
+        self,
+        fields: Sequence[str],
+        field_types: Sequence[str | None] | None = None,
+        groups: Sequence[str | None] | None = None,
     ) -> tuple[np.ndarray, list[str]]:
         """:meth:`lookup` for every row: thresholds (array) and sources (list), cached per field.
 
@@ -335,12 +462,13 @@ class ThresholdSelector(BaseEstimator):
         ['field', 'type', 'global']
         """
         types = [None] * len(fields) if field_types is None else list(field_types)
-        if len(types) != len(fields):
-            raise ValueError("fields and field_types must have the same length")
-        memo: dict[tuple[str, str | None], tuple[float, str]] = {}
+        grps = [None] * len(fields) if groups is None else list(groups)
+        if not len(types) == len(grps) == len(fields):
+            raise ValueError("fields, field_types and groups must have the same length")
+        memo: dict[tuple[str, str | None, str | None], tuple[float, str]] = {}
         lam = np.empty(len(fields), dtype=float)
         src: list[str] = []
-        for i, key in enumerate(zip(fields, types, strict=True)):
+        for i, key in enumerate(zip(fields, types, grps, strict=True)):
             hit = memo.get(key)
             if hit is None:
                 hit = memo[key] = self.lookup(*key)
@@ -352,11 +480,11 @@ class ThresholdSelector(BaseEstimator):
         """The threshold alone of :meth:`lookup`."""
         return self.lookup(field, field_type)[0]
 
-    def predict(self, scores, fields, field_types=None) -> np.ndarray:
-        """Boolean accept mask: ``score >= threshold_for(field, field_type)`` per row."""
+    def predict(self, scores, fields, field_types=None, groups=None) -> np.ndarray:
+        """Boolean accept mask: ``score >= lookup(field, field_type, group)[0]`` per row."""
         check_is_fitted(self, "thresholds_")
         s = np.asarray(scores, dtype=float)
-        lam, _ = self.lookup_many(list(fields), field_types)
+        lam, _ = self.lookup_many(list(fields), field_types, groups)
         if len(s) != len(lam):
             raise ValueError("scores, fields and field_types must have the same length")
         # NaN scores compare False: an unscored field is never accepted.
@@ -369,6 +497,9 @@ class ThresholdSelector(BaseEstimator):
 
         def enc(v):
             return None if v is None or not np.isfinite(v) else float(v)
+
+        def nan_none(v):
+            return None if math.isnan(v) else v
 
         params = self.get_params()
         if params["grid"] is not None:
@@ -389,6 +520,21 @@ class ThresholdSelector(BaseEstimator):
                     "n_samples": self.n_samples_[k],
                 }
                 for k in self.thresholds_
+            },
+            "grouping": None if self.grouping_ is None else self.grouping_.to_dict(),
+            "group_pools": {
+                g: {k: enc(v) for k, v in pool.items()} for g, pool in self.group_pools_.items()
+            },
+            "groups": {
+                k: {
+                    g: {
+                        **st,
+                        "threshold": enc(st["threshold"]),
+                        "accuracy": nan_none(st["accuracy"]),
+                    }
+                    for g, st in cells.items()
+                }
+                for k, cells in self.group_stats_.items()
             },
         }
 
@@ -413,6 +559,25 @@ class ThresholdSelector(BaseEstimator):
             for k, v in fields.items()
         }
         sel.n_samples_ = {k: int(v["n_samples"]) for k, v in fields.items()}
+        sel.grouping_ = None if d["grouping"] is None else Grouping.from_dict(d["grouping"])
+        sel.group_pools_ = {
+            g: {k: dec(v) for k, v in pool.items()} for g, pool in d["group_pools"].items()
+        }
+        sel.group_stats_ = {
+            k: {
+                g: {
+                    **st,
+                    "threshold": dec(st["threshold"]),
+                    "accuracy": math.nan if st["accuracy"] is None else float(st["accuracy"]),
+                }
+                for g, st in cells.items()
+            }
+            for k, cells in d["groups"].items()
+        }
+        sel.group_thresholds_ = {
+            k: {g: st["threshold"] for g, st in cells.items() if st["level"] == "group"}
+            for k, cells in sel.group_stats_.items()
+        }
         return sel
 
     def save(self, path: str | Path) -> Path:

@@ -287,17 +287,40 @@ class ConfidenceEngine(BaseEstimator):
         return new
 
     def tune(
-        self, X, y, *, fields, field_types, target_accuracy=None, confidence_level=None
+        self,
+        X,
+        y,
+        *,
+        fields,
+        field_types,
+        target_accuracy=None,
+        confidence_level=None,
+        groups=None,
+        grouping=None,
+        group_fallback="field",
     ) -> ConfidenceEngine:
-        """A copy with thresholds re-selected on labelled rows (fusion and calibrator frozen)."""
+        """A copy with thresholds re-selected on labelled rows (fusion and calibrator frozen).
+
+        ``groups`` (one document group per row) and ``grouping`` (how they were computed, a
+        :class:`~confidence.calibration.groups.Grouping`) add group-conditional thresholds;
+        ``group_fallback`` is the selector's (``"field"`` or ``"pooled"``).
+        """
         check_is_fitted(self, "fusion_")
         new = self._copy()
         sel = ThresholdSelector(
             target_accuracy=target_accuracy or self.target_accuracy,
             confidence_level=confidence_level or self.confidence_level,
+            group_fallback=group_fallback,
         )
         try:
-            new.thresholds_ = sel.fit(self.predict_confidence(X), y, fields, field_types)
+            new.thresholds_ = sel.fit(
+                self.predict_confidence(X),
+                y,
+                fields,
+                field_types,
+                groups=groups,
+                grouping=grouping,
+            )
         except ValueError as e:
             raise DatasetError(f"cannot select thresholds: {e}") from e
         return new
@@ -325,15 +348,25 @@ class ConfidenceEngine(BaseEstimator):
         p = self.calibrator_.predict_proba(s, signals=signals)[:, 1]
         return np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
 
-    def score_rows(self, rows: RecordRows, *, explain: bool = True) -> list[FieldScore]:
-        """Score, route and explain prepared :class:`~confidence.features.build.RecordRows`."""
+    def score_rows(
+        self,
+        rows: RecordRows,
+        *,
+        explain: bool = True,
+        groups: Mapping[str, str | None] | None = None,
+    ) -> list[FieldScore]:
+        """Score, route and explain prepared :class:`~confidence.features.build.RecordRows`.
+
+        ``groups`` maps doc_id -> the document's group (see :meth:`groups_of`).
+        """
         check_is_fitted(self, "fusion_")
         n = len(rows)
         ok = np.array([s != "error" for s in rows.status], dtype=bool)
         conf = np.full(n, np.nan)
         Xok = rows.X[ok]
         conf[ok] = self.predict_confidence(Xok)
-        lam, src = self.thresholds_.lookup_many(rows.fields, rows.field_types)
+        group = [(groups or {}).get(d) for d in rows.doc_ids]
+        lam, src = self.thresholds_.lookup_many(rows.fields, rows.field_types, group)
         dec = decide(conf, lam)
         why: list[list[str]] = [[] for _ in range(n)]
         if explain and ok.any():
@@ -364,6 +397,7 @@ class ConfidenceEngine(BaseEstimator):
                 reasons=tuple(why[i]),
                 status=rows.status[i],
                 error=rows.error[i],
+                group=group[i],
             )
             for i in range(n)
         ]
@@ -375,6 +409,7 @@ class ConfidenceEngine(BaseEstimator):
         documents: Mapping[str, Document] | Sequence[Document | None] | None = None,
         *,
         explain: bool = True,
+        meta: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> list[FieldScore]:
         """Score recorded or third-party extractions: RunRecords, ``runs.jsonl`` dicts or dicts
         ``{"doc_id", "fields": {name: value}}``.
@@ -383,6 +418,9 @@ class ConfidenceEngine(BaseEstimator):
         :mod:`confidence.records`). ``documents`` (doc_id -> Document, or a list aligned with
         ``records``) gives the page features; without them those features are NaN (unknown) and
         the score rests on the other signals. All rows are scored with one model call.
+        ``meta`` (doc_id -> ``labels.jsonl`` metadata) gives the groups of thresholds tuned with
+        ``--groups meta.KEY`` or ``language``; ``source`` and ``quality`` groups come from the
+        documents.
 
         Examples
         --------
@@ -395,7 +433,22 @@ class ConfidenceEngine(BaseEstimator):
         """
         recs = [as_run_record(r) for r in records]
         docs = align_documents(recs, documents)
-        return self.score_rows(record_rows(recs, schema, docs), explain=explain)
+        groups = self.groups_of([r.doc_id for r in recs], docs, meta)
+        return self.score_rows(record_rows(recs, schema, docs), explain=explain, groups=groups)
+
+    def groups_of(
+        self,
+        doc_ids: Iterable[str],
+        documents: Mapping[str, Document] | None = None,
+        meta: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> dict[str, str | None]:
+        """doc_id -> group under the thresholds' grouping (all None without a grouping)."""
+        grouping = self.thresholds_.grouping_
+        documents, meta = documents or {}, meta or {}
+        return {
+            d: None if grouping is None else grouping.group_of(documents.get(d), meta.get(d))
+            for d in doc_ids
+        }
 
     def score_readings(
         self,

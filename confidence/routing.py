@@ -1,9 +1,10 @@
 """Routing: accept or review each field, and say why in a few words.
 
 A field is **accepted** when its calibrated confidence reaches its threshold (looked up with
-:meth:`confidence.calibration.ThresholdSelector.lookup_many`, which owns the field -> type
--> global fallback), else sent to **review**. A document goes **straight through** when every
-field of it is accepted.
+:meth:`confidence.calibration.ThresholdSelector.lookup_many`, which owns the fallback
+(field, group) -> field -> type -> global, the group being the document's under the thresholds'
+grouping, :meth:`confidence.engine.ConfidenceEngine.groups_of`), else sent to **review**. A
+document goes **straight through** when every field of it is accepted.
 
 Reasons come from the fusion model's per-feature contributions (LightGBM ``pred_contrib``, the
 same values as ``shap.TreeExplainer``): for a reviewed field the 1-3 features that pulled its

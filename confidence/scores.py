@@ -24,8 +24,11 @@ class FieldScore:
     ``"partial"`` (one of the Hunter and the Mapper failed; scored on the other, ``error`` says
     which and why) or ``"error"`` (nothing to score; ``error`` says why);
     ``decision`` ``"accept"`` or ``"review"``; ``threshold`` the field's threshold (None = review
-    always) and ``threshold_source`` where it came from (field / type / global / none);
-    ``reasons`` short phrases from the feature contributions.
+    always) and ``threshold_source`` where it came from (group / field / type / global / none:
+    see :meth:`~confidence.calibration.ThresholdSelector.lookup`);
+    ``reasons`` short phrases from the feature contributions; ``group`` the document's group
+    under the thresholds' grouping (``extractconf tune --groups``; None without one or when the
+    document's group cannot be computed), whether or not that group has a threshold of its own.
 
     Examples
     --------
@@ -48,6 +51,7 @@ class FieldScore:
     reasons: tuple[str, ...] = ()
     status: str = "ok"
     error: str | None = None
+    group: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self)}

@@ -63,6 +63,7 @@ def test_threshold_tuning_runs_and_exports_usable_thresholds(tmp_path):
     out = _outputs(nb)
     assert "guaranteed P(target met)" in out
     assert "image/png" in out  # the risk-coverage plots
+    assert "per-group coverage and accuracy" in out and "per field and group" in out
     sel = ThresholdSelector.load(tmp_path / "thresholds.json")
     assert sel.thresholds_  # one threshold per field of the sample
     assert 0 < sel.confidence_level < 1

@@ -31,8 +31,11 @@ of the Hunter and the Mapper failed its rows are status=partial, scored on the s
 and never straight through. Each such document is named on stderr with the reason.
 
 Output columns: doc_id, field, field_type, value, hunter_value, mapper_value, confidence,
-decision, threshold, threshold_source, reasons, status, error, straight_through (all fields of
-the document accepted). Format by suffix: .jsonl, .csv, .parquet.
+decision, threshold, threshold_source, reasons, status, error, group, straight_through (all
+fields of the document accepted). With thresholds from `tune --groups KEY`, each document's
+group is computed as tune did (source and quality from the pages; language and meta.NAME from
+the labels.jsonl of a dataset input) and its (field, group) threshold applies when certified
+(threshold_source=group), else field -> type -> global. Format by suffix: .jsonl, .csv, .parquet.
 
 examples:
   extractconf score invoices/*.pdf --out scored.csv --llm local
@@ -108,6 +111,18 @@ def _inputs(args):
             )
         first[doc_id] = path
     return schema, items
+
+
+def _meta(inputs) -> dict:
+    """doc_id -> labels.jsonl metadata of the dataset folders among the inputs (for groups)."""
+    from confidence.datasets.folder import Dataset
+
+    out = {}
+    for raw in inputs:
+        p = Path(raw)
+        if p.is_dir() and (p / "labels.jsonl").exists():
+            out.update((r.doc_id, r.meta) for r in Dataset.open(p, check_files=False).records)
+    return out
 
 
 def _problem(path: Path) -> str | None:
@@ -202,7 +217,9 @@ def run(args) -> int:
         if doc is not None and not args.no_documents:
             docs[doc_id] = doc
     bar.close()
-    scores = engine.score(records, schema, docs, explain=not args.no_reasons)
+    scores = engine.score(
+        records, schema, docs, explain=not args.no_reasons, meta=_meta(args.inputs)
+    )
     status = {}
     for s in scores:  # a document's rows share its status and reason
         status.setdefault(s.doc_id, (s.status, s.error if s.status != "ok" else None))

@@ -13,7 +13,7 @@
     correct). Optional keys, at the top level or inside a nested ``"extra"`` object:
     ``field_type``, ``extractconf_raw`` (uncalibrated fused score: reliability diagram before
     calibration), ``threshold``, ``threshold_source``, ``decision``, ``reasons`` (list of str),
-    ``gold``.
+    ``gold``, ``group`` (the document group of ``extractconf tune --groups``).
 ``feature_importance.json`` (optional)
     ``{feature_name: mean |SHAP|}``.
 ``thresholds.json`` (optional)
@@ -25,9 +25,10 @@
 
 Sections: metrics table (every method), reliability diagrams before/after calibration,
 risk-coverage curves (every method on one plot), coverage at 95/98/99/99.5% accuracy, per-field
-table, top SHAP features with shap's beeswarm and a waterfall of the most confident wrong field,
-the ten most confident wrong fields with their reasons. A section whose
-input is missing shows a note instead; images are inline base64 PNGs, so the file works offline
+table, per-group coverage and accuracy (rows with a ``group``, thresholds tuned with
+``--groups``), top SHAP features with shap's beeswarm and a waterfall of the most confident
+wrong field, the ten most confident wrong fields with their reasons. A section whose input is
+missing shows a note instead; images are inline base64 PNGs, so the file works offline
 and can be mailed as is.
 
 Examples

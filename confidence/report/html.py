@@ -358,6 +358,83 @@ def _per_field(inp: ReportInputs) -> str:
     )
 
 
+def _per_group(inp: ReportInputs) -> str:
+    """Coverage and accuracy per document group: realised (rows with a ``group``) and at
+    calibration (``thresholds.json`` tuned with ``--groups``)."""
+    cells = (inp.thresholds or {}).get("groups") or {}
+    key = ((inp.thresholds or {}).get("grouping") or {}).get("key", "group")
+    grouped = [r for r in inp.rows if r.get("group") is not None]
+    if not cells and not grouped:
+        return _section(
+            "per-group",
+            "Per group",
+            _note("no document groups: tune with `extractconf tune --groups KEY` (source, "
+                  "quality, language, meta.NAME) and score rows with a group column"),
+        )  # fmt: skip
+    parts = []
+    if grouped:
+        from confidence.evaluation.reliability import reliability
+
+        has_decision = any(r.get("decision") for r in grouped)
+        data = [
+            {
+                "group": r["group"],
+                "confidence": r.get("extractconf", r.get("confidence")),
+                "correct": r["correct"],
+                # a routed decision is the acceptance; else the row's threshold decides
+                "threshold": (0.0 if r.get("decision") == "accept" else None)
+                if has_decision
+                else r.get("threshold"),
+            }
+            for r in grouped
+        ]
+        body = [
+            [
+                escape(str(c["group"])),
+                _fmt(c["n"]),
+                _pct(1 - c["n_correct"] / c["n"]),
+                _pct(c.get("coverage")),
+                _pct(c.get("accuracy_accepted")),
+                f"{_pct(c.get('accuracy_low'))} – {_pct(c.get('accuracy_high'))}",
+                _fmt(c["auroc"]),
+                _fmt(c["ece"]),
+            ]
+            for c in reliability(data, by=["group"], n_boot=0)
+        ]
+        head = ["group", "n", "failure rate", "coverage", "accuracy of accepted",
+                "95% interval (exact)", "AUROC", "ECE"]  # fmt: skip
+        parts.append(_table(head, body))
+        parts.append(
+            '<p class="sub">Routed fields of this evaluation set per document group; the '
+            "interval is Clopper-Pearson on the accepted fields of the group.</p>"
+        )
+    if cells:
+        body = []
+        for name, by_group in sorted(cells.items()):
+            for g, st in sorted(by_group.items()):
+                t = st.get("threshold")
+                body.append(
+                    [
+                        f"<code>{escape(name)}</code>",
+                        escape(f"{key}={g}"),
+                        _fmt(st.get("n_samples")),
+                        "review all" if t is None else _fmt(t),
+                        escape(str(st.get("source", ""))),
+                        _pct(st.get("coverage")),
+                        _pct(st.get("accuracy")),
+                    ]
+                )
+        head = ["field", "group", "n", "threshold", "source", "coverage", "accuracy of accepted"]
+        parts.append(_table(head, body, left=(0, 1, 4)))
+        parts.append(
+            '<p class="sub">Thresholds per (field, group) from thresholds.json, with coverage and '
+            "accuracy on the calibration documents. source = group: certified on the group's own "
+            "samples; field / type / global: too few samples, the field's threshold applies; "
+            "none: every value of that group is reviewed.</p>"
+        )
+    return _section("per-group", "Per group", "".join(parts) + _target_note(inp))
+
+
 def _shap(inp: ReportInputs) -> str:
     if not inp.importance and not inp.shap:
         return _section(
@@ -459,6 +536,7 @@ SECTIONS: tuple[tuple[str, str, Callable[[ReportInputs], str]], ...] = (
     ("risk-coverage", "Risk–coverage", _risk_coverage),
     ("coverage-at-accuracy", "Coverage at target", _coverage_targets),
     ("per-field", "Per field", _per_field),
+    ("per-group", "Per group", _per_group),
     ("shap", "SHAP", _shap),
     ("confident-wrong", "Confident wrong", _confident_wrong),
 )

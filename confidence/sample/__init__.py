@@ -3,7 +3,8 @@
 * :func:`dataset_dir` — three synthetic invoices as a dataset folder (one is a scan);
 * :func:`runs_path` — their Hunter + Mapper runs recorded with the embedded SmolLM2 model;
 * :func:`tuning_scores_path` — a cross-fitted evaluation table (``doc_id, field, field_type,
-  value, correct, extractconf``) of a few hundred other synthetic invoices read without an LLM;
+  value, correct, extractconf, group``; group = scan or digital) of a few hundred other
+  synthetic invoices read without an LLM;
 * :func:`model_dir` — a small engine trained on those, for when no default model is installed.
 
 ``python -m confidence.sample.make_sample`` rebuilds everything (see its docstring for how).

@@ -6,12 +6,13 @@ What it writes into this folder (see ``README.md`` here):
 * ``runs.jsonl.gz`` — their Hunter + Mapper runs recorded with the embedded SmolLM2 model
   (``--llm local``; slow: about two minutes per document on a loaded 2-core machine);
 * ``tuning_scores.jsonl.gz`` — a cross-fitted evaluation table of ``--n`` further synthetic
-  invoices (``doc_id, field, field_type, value, correct, extractconf``), used by the threshold
-  notebook. To stay fast and offline these documents are read *without* an LLM: the "Hunter"
-  is the best-ranked candidate of :func:`confidence.calls.candidates.document_candidates`
-  and the Mapper the layout-only label/value reading of :func:`confidence.calls.mapper.
-  run_mapper`; the documents are really rendered, OCR-ed and featurised, and the confidence
-  engine is trained and calibrated on other documents than the ones it scores;
+  invoices (``doc_id, field, field_type, value, correct, extractconf, group``; ``group`` is the
+  document's ``source`` group, scan or digital), used by the threshold notebook. To stay fast
+  and offline these documents are read *without* an LLM: the "Hunter" is the best-ranked
+  candidate of :func:`confidence.calls.candidates.document_candidates` and the Mapper the
+  layout-only label/value reading of :func:`confidence.calls.mapper.run_mapper`; the documents
+  are really rendered, OCR-ed and featurised, and the confidence engine is trained and
+  calibrated on other documents than the ones it scores;
 * ``model/`` — a small :class:`~confidence.engine.ConfidenceEngine` trained on those
   heuristic runs, the fallback of the quickstart notebook when no default model is installed.
 """
@@ -59,6 +60,7 @@ def heuristic_run(doc, schema):
 def build_tuning(n: int, seed: int, work: Path) -> None:
     import numpy as np
 
+    from confidence.calibration.groups import Grouping
     from confidence.datasets.folder import Dataset
     from confidence.documents.cache import DocumentCache
     from confidence.evaluation import build_table, cross_fit, fit_engine
@@ -67,10 +69,11 @@ def build_tuning(n: int, seed: int, work: Path) -> None:
     _synth(ds_dir, n, seed, 0.3)
     ds = Dataset.open(ds_dir)
     cache = DocumentCache()
-    runs = {}
+    runs, groups = {}, {}
     for rec in ds.records:
         doc = cache.load(ds.path_of(rec), rec.doc_id)
         runs[rec.doc_id] = heuristic_run(doc, ds.schema)
+        groups[rec.doc_id] = Grouping("source").group_of(doc)
     table = build_table(ds, runs, cache=cache)
     params = {"target_accuracy": 0.9, "confidence_level": 0.9}
     conf = cross_fit(table, n_splits=5, seed=seed, **params).confidence
@@ -84,6 +87,7 @@ def build_tuning(n: int, seed: int, work: Path) -> None:
                 "value": r.values[i],
                 "correct": bool(table.y[i]),
                 "extractconf": round(float(conf[i]), 6),
+                "group": groups[r.doc_ids[i]],
             }
             fh.write(json.dumps(row) + "\n")
     model = HERE / "model"

@@ -38,6 +38,7 @@ def write_eval_dir(d, *, n_docs=120, seed=0, nested=False, with_optional=True):
                     "logprob_mean": float(np.clip(rng.normal(0.8 if correct else 0.6, 0.2), 0, 1)),
                     "agreement": float(rng.uniform() < (0.9 if correct else 0.4)),
                     "field_type": ftype,
+                    "group": "scan" if i % 3 == 0 else "digital",
                 }
             )
     y = np.array([r["correct"] for r in rows], dtype=int)
@@ -45,13 +46,19 @@ def write_eval_dir(d, *, n_docs=120, seed=0, nested=False, with_optional=True):
     cal = make_calibrator("isotonic").fit(raw, y)
     conf = cal.predict_proba(raw)[:, 1]
     sel = ThresholdSelector(target_accuracy=0.9, confidence_level=0.8).fit(
-        conf, y, [r["field"] for r in rows], [r["field_type"] for r in rows]
+        conf,
+        y,
+        [r["field"] for r in rows],
+        [r["field_type"] for r in rows],
+        groups=[r["group"] for r in rows],
+        grouping="source",
     )
     out = []
     for r, p in zip(rows, conf, strict=True):
-        lam = sel.threshold_for(r["field"], r["field_type"])
+        lam = sel.lookup(r["field"], r["field_type"], r["group"])[0]
         extra = {
             "field_type": r.pop("field_type"),
+            "group": r.pop("group"),
             "extractconf_raw": r.pop("raw"),
             "threshold": lam if np.isfinite(lam) else None,
             "decision": "accept" if p >= lam else "review",
@@ -254,3 +261,15 @@ def test_report_from_a_real_evaluate_run(tmp_path):
     assert "this section failed" not in html
     inp = load_inputs(out)
     assert len(inp.rows) == 16 * len(ds.schema.fields)
+
+
+def test_per_group_coverage_and_accuracy(tmp_path):
+    rows = write_eval_dir(tmp_path)
+    section = build_report(tmp_path).read_text().split('id="per-group"')[1].split("</section>")[0]
+    scans = [r for r in rows if r["group"] == "scan"]
+    accepted = [r for r in scans if r["decision"] == "accept"]
+    cov = f"{100 * len(accepted) / len(scans):.1f}%"
+    acc = f"{100 * sum(r['correct'] for r in accepted) / len(accepted):.1f}%"
+    assert f'<td class="l">scan</td><td class="">{len(scans)}</td>' in section
+    assert cov in section and acc in section
+    assert "source=digital" in section and "source=scan" in section  # calibration cells
