@@ -1,0 +1,236 @@
+"""Out-of-domain check without labels: is a document (a batch) like the calibration documents?
+
+The thresholds' guarantee holds for documents that resemble the ones they were certified on.
+:class:`DomainReference` keeps a compact sketch of reference feature rows in the model folder
+(``domain.json``) and scores new documents against it:
+
+1. **Per-feature ranks.** Each feature value becomes a normal score ``z = Phi^-1(F(x))``, where
+   ``F`` is the mid-rank empirical CDF of the feature's stored reference values (ties, e.g. the
+   0/1 agreement flags, get their mid-rank; a missing value gets ``z = 0``, so a caller without
+   logprobs or pages is not "novel" for lacking them - the fusion was trained for that).
+2. **Mahalanobis on ranks.** A row's distance is ``z' S^-1 z`` with ``S`` the Ledoit-Wolf
+   shrunk covariance of the reference ``z`` (correlated signals are not counted twice); a
+   document's distance is the mean over its fields.
+3. **Conformal p-value per document** (``novelty_p``): the share of held-out reference documents
+   at least as far, ``(1 + #{d_ref >= d}) / (n_ref + 1)``. The reference documents are split in
+   two: one half sketches ``F`` and ``S``, the other gives ``d_ref``, so an in-domain document's
+   p-value is (super-)uniform.
+4. **Batch shift** (``batch_shift_p``): under "in domain" about ``alpha`` of the documents have
+   ``novelty_p < alpha``; the exact binomial tail of the observed count is the batch p-value.
+   A batch is shifted when that p-value is below ``batch_level`` *and* at least
+   ``min_share`` of its documents are novel (an effect size, so a huge batch is not flagged for
+   a negligible excess).
+
+Why this and not a classifier two-sample test: it needs no training at score time, works for a
+single document, stores a few hundred numbers per feature, and its per-document p-value has a
+finite-sample meaning. Only the columns present in the reference are compared (the shipped
+model's reference is built from the recorded runs without pages: agreement, logprob and
+value-length features, see ``docs/monitoring.md``).
+
+Examples
+--------
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(2000, 3))
+>>> docs = np.repeat(np.arange(400), 5)
+>>> ref = DomainReference(columns=[0, 1, 2]).fit(X, groups=docs)
+>>> same = ref.check(rng.normal(size=(200, 3)), np.repeat(np.arange(40), 5))
+>>> bool(same.shifted)
+False
+>>> moved = ref.check(rng.normal(2.0, 1.0, size=(200, 3)), np.repeat(np.arange(40), 5))
+>>> bool(moved.shifted), float(moved.share_novel) > 0.5
+(True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import stats
+from sklearn.base import BaseEstimator
+from sklearn.covariance import LedoitWolf
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from confidence import persistence
+from confidence.features.build import FEATURE_NAMES
+
+__all__ = ["DomainCheck", "DomainReference", "domain_columns"]
+
+
+def domain_columns(X, names: Sequence[str] = FEATURE_NAMES, *, min_present: float = 0.05):
+    """Indices of the columns worth comparing: not the field-type one-hot (the schema's mix,
+    not the documents), present in at least ``min_present`` of the rows and not constant.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.0, np.nan], [2.0, 0.0, np.nan]])
+    >>> domain_columns(X, ["a", "type_id", "c"])
+    [0]
+    """
+    X = np.asarray(X, dtype=float)
+    out = []
+    for j, name in enumerate(names):
+        v = X[:, j][np.isfinite(X[:, j])]
+        if not name.startswith("type_") and len(v) >= min_present * len(X) and np.ptp(v) > 0:
+            out.append(j)
+    return out
+
+
+@dataclass(frozen=True)
+class DomainCheck:
+    """Result of :meth:`DomainReference.check` for one batch.
+
+    ``doc_ids`` in first-seen order with their ``novelty_p`` (small = unlike the reference) and
+    ``out_of_domain`` (``novelty_p < alpha``); ``share_novel`` the batch's share of such
+    documents, ``batch_p`` the binomial p-value of that share and ``shifted`` the batch verdict.
+    """
+
+    doc_ids: tuple[str, ...]
+    novelty_p: np.ndarray
+    out_of_domain: np.ndarray
+    share_novel: float
+    batch_p: float
+    shifted: bool
+
+    def per_document(self) -> dict[str, tuple[float, bool]]:
+        """doc_id -> (novelty_p, out_of_domain)."""
+        return {
+            d: (float(p), bool(o))
+            for d, p, o in zip(self.doc_ids, self.novelty_p, self.out_of_domain, strict=True)
+        }
+
+
+@persistence.register_part("domain_reference", format_version=1)
+class DomainReference(BaseEstimator):
+    """A sketch of reference feature rows and the novelty test against it (module docstring).
+
+    Parameters
+    ----------
+    columns : sequence of int
+        Feature columns compared (indices into the rows passed to ``fit`` and ``check``).
+    max_values : int, default 400
+        Reference values stored per feature (an evenly spaced subsample of the sorted values).
+    alpha : float, default 0.01
+        A document is out of domain when its ``novelty_p < alpha``.
+    batch_level : float, default 0.001
+        A batch is shifted when the binomial p-value of its novel share is below this ...
+    min_share : float, default 0.1
+        ... and at least this share of its documents is out of domain.
+    random_state : int, default 0
+        Seed of the document split (sketch half / calibration half).
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "columns": ["array-like"],
+        "max_values": [Interval(Integral, 10, None, closed="left")],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "batch_level": [Interval(Real, 0, 1, closed="neither")],
+        "min_share": [Interval(Real, 0, 1, closed="both")],
+        "random_state": [Interval(Integral, None, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        *,
+        columns: Sequence[int] = (),
+        max_values: int = 400,
+        alpha: float = 0.01,
+        batch_level: float = 0.001,
+        min_share: float = 0.1,
+        random_state: int = 0,
+    ) -> None:
+        self.columns = columns
+        self.max_values = max_values
+        self.alpha = alpha
+        self.batch_level = batch_level
+        self.min_share = min_share
+        self.random_state = random_state
+
+    def fit(self, X, *, groups) -> DomainReference:
+        """Sketch reference rows ``X`` (one per field; ``groups`` = their documents)."""
+        self._validate_params()
+        X = np.asarray(X, dtype=float)[:, list(self.columns)]
+        groups = np.asarray(groups)
+        if len(X) != len(groups):
+            raise ValueError("groups needs one document id per row of X")
+        docs = np.unique(groups)
+        if len(docs) < 20:
+            raise ValueError(f"{len(docs)} reference documents; need at least 20")
+        rng = np.random.default_rng(self.random_state)
+        held = np.isin(groups, rng.choice(docs, size=len(docs) // 2, replace=False))
+        self.values_ = [self._sketch(X[~held, j]) for j in range(X.shape[1])]
+        Z = self._z(X[~held])
+        self.precision_ = LedoitWolf().fit(Z).precision_
+        self.reference_distances_ = np.sort(self._doc_distances(X[held], groups[held])[1])
+        return self
+
+    def _sketch(self, v: np.ndarray) -> np.ndarray:
+        v = np.sort(v[np.isfinite(v)])
+        if len(v) > self.max_values:
+            v = v[np.linspace(0, len(v) - 1, self.max_values).round().astype(int)]
+        return v
+
+    def _z(self, X: np.ndarray) -> np.ndarray:
+        Z = np.zeros_like(X)
+        for j, ref in enumerate(self.values_):
+            x = X[:, j]
+            ok = np.isfinite(x)
+            if len(ref) == 0 or not ok.any():
+                continue
+            lo = np.searchsorted(ref, x[ok], side="left")
+            hi = np.searchsorted(ref, x[ok], side="right")
+            n = len(ref)
+            F = np.clip((lo + hi) / (2 * n), 0.5 / n, 1 - 0.5 / n)
+            Z[ok, j] = stats.norm.ppf(F)
+        return Z
+
+    def _doc_distances(self, X: np.ndarray, groups) -> tuple[list[str], np.ndarray]:
+        Z = self._z(X)
+        d = np.einsum("ij,jk,ik->i", Z, self.precision_, Z)
+        ids, first, inv = np.unique(np.asarray(groups), return_index=True, return_inverse=True)
+        mean = np.bincount(inv, weights=d) / np.bincount(inv)
+        order = np.argsort(first)  # first-seen order
+        return [str(i) for i in ids[order]], mean[order]
+
+    def novelty_p(self, X, groups) -> tuple[list[str], np.ndarray]:
+        """(doc_ids, conformal p-value per document); small = unlike the reference."""
+        check_is_fitted(self, "values_")
+        X = np.asarray(X, dtype=float)[:, list(self.columns)]
+        ids, d = self._doc_distances(X, groups)
+        ref = self.reference_distances_
+        n_far = len(ref) - np.searchsorted(ref, d, side="left")
+        return ids, (1 + n_far) / (len(ref) + 1)
+
+    def check(self, X, groups) -> DomainCheck:
+        """Novelty per document and the batch verdict for rows ``X`` of documents ``groups``."""
+        ids, p = self.novelty_p(X, groups)
+        ood = p < self.alpha
+        k, n = int(ood.sum()), len(p)
+        batch_p = float(stats.binom.sf(k - 1, n, self.alpha)) if n else 1.0
+        share = k / n if n else 0.0
+        shifted = bool(n and batch_p < self.batch_level and share >= self.min_share)
+        return DomainCheck(tuple(ids), p, ood, share, batch_p, shifted)
+
+    # -- persistence ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        check_is_fitted(self, "values_")
+        return {
+            "params": {**self.get_params(), "columns": [int(c) for c in self.columns]},
+            "values": [[float(f"{x:.6g}") for x in v] for v in self.values_],
+            "precision": [[float(f"{x:.8g}") for x in r] for r in self.precision_],
+            "reference_distances": [float(f"{x:.8g}") for x in self.reference_distances_],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DomainReference:
+        ref = cls(**d["params"])
+        ref.values_ = [np.asarray(v, dtype=float) for v in d["values"]]
+        ref.precision_ = np.asarray(d["precision"], dtype=float)
+        ref.reference_distances_ = np.asarray(d["reference_distances"], dtype=float)
+        if ref.precision_.shape != (len(ref.columns),) * 2 or len(ref.values_) != len(ref.columns):
+            raise ValueError("domain reference sketch does not match its columns")
+        return ref
