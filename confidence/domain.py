@@ -220,9 +220,9 @@ class DomainReference(BaseEstimator):
         check_is_fitted(self, "values_")
         return {
             "params": {**self.get_params(), "columns": [int(c) for c in self.columns]},
-            "values": [[float(f"{x:.6g}") for x in v] for v in self.values_],
-            "precision": [[float(f"{x:.8g}") for x in r] for r in self.precision_],
-            "reference_distances": [float(f"{x:.8g}") for x in self.reference_distances_],
+            "values": [v.tolist() for v in self.values_],
+            "precision": self.precision_.tolist(),
+            "reference_distances": self.reference_distances_.tolist(),
         }
 
     @classmethod

@@ -62,7 +62,7 @@ def main(argv=None) -> None:
     in_ref = np.isin(ids, ref_docs)
     cols = domain_columns(X[in_ref])
     ref = DomainReference(columns=cols, random_state=SEED).fit(X[in_ref], groups=ids[in_ref])
-    ref = persistence.from_dict(persistence.to_dict(ref))  # measure the rounded, stored sketch
+    ref = persistence.from_dict(persistence.to_dict(ref))  # measure what is stored
     held = [d for d in docs if d not in set(ref_docs)]
     alarms, doc_flags = 0, []
     for _ in range(args.batches):
