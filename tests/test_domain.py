@@ -115,7 +115,7 @@ def test_score_cli_on_shift_review(records, tmp_path, capsys):
         "".join(
             json.dumps({"doc_id": r.doc_id, "file": f"files/{r.doc_id}.pdf", "fields": {}}) + "\n"
             for r in recs
-        )  # fmt: skip
+        )
     )
     runs = tmp_path / "runs.jsonl"
     runs.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in recs))
