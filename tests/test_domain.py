@@ -128,3 +128,14 @@ def test_score_cli_on_shift_review(records, tmp_path, capsys):
     assert all(r["decision"] == "review" for r in rows)
     assert all(r["batch_shift_p"] < 1e-6 for r in rows)
     assert sum(k.startswith("feature.") for k in rows[0]) >= 1
+
+
+def test_field_score_features_are_columns_and_round_trip():
+    from confidence.scores import SCORED_COLUMNS, FieldScore
+
+    s = FieldScore("d", "total", "amount", "9", "9", "9", 0.9, "accept", 0.5, "field",
+                   novelty_p=0.3, out_of_domain=False, features={"agree_equal": 1.0})  # fmt: skip
+    d = s.to_dict()
+    assert d["feature.agree_equal"] == 1.0 and "features" not in d
+    assert FieldScore.from_dict(d) == s
+    assert "features" not in SCORED_COLUMNS and "novelty_p" in SCORED_COLUMNS
