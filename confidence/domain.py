@@ -15,6 +15,10 @@ The thresholds' guarantee holds for documents that resemble the ones they were c
    at least as far, ``(1 + #{d_ref >= d}) / (n_ref + 1)``. The reference documents are split in
    two: one half sketches ``F`` and ``S``, the other gives ``d_ref``, so an in-domain document's
    p-value is (super-)uniform.
+   Columns that a caller may lack as a whole (``optional_columns``: the page features, absent
+   when scoring without documents) get a second calibration without them: a document whose rows
+   have none of them is compared on the other columns only, against reference distances
+   computed the same way, so its p-value stays calibrated instead of being diluted.
 4. **Batch shift** (``batch_shift_p``): under "in domain" about ``alpha`` of the documents have
    ``novelty_p < alpha``; the exact binomial tail of the observed count is the batch p-value.
    A batch is shifted when that p-value is below ``batch_level`` *and* at least
@@ -23,9 +27,8 @@ The thresholds' guarantee holds for documents that resemble the ones they were c
 
 Why this and not a classifier two-sample test: it needs no training at score time, works for a
 single document, stores a few hundred numbers per feature, and its per-document p-value has a
-finite-sample meaning. Only the columns present in the reference are compared (the shipped
-model's reference is built from the recorded runs without pages: agreement, logprob and
-value-length features, see ``docs/monitoring.md``).
+finite-sample meaning. Stored values are rounded to 6 significant digits (the file stays small;
+what is stored is what was measured).
 
 Examples
 --------
@@ -80,6 +83,11 @@ def domain_columns(X, names: Sequence[str] = FEATURE_NAMES, *, min_present: floa
     return out
 
 
+def _round(a: np.ndarray, digits: int) -> np.ndarray:
+    """Round to ``digits`` significant digits (what the JSON file stores)."""
+    return np.array([float(f"{x:.{digits}g}") for x in np.ravel(a)]).reshape(np.shape(a))
+
+
 @dataclass(frozen=True)
 class DomainCheck:
     """Result of :meth:`DomainReference.check` for one batch.
@@ -112,6 +120,8 @@ class DomainReference(BaseEstimator):
     ----------
     columns : sequence of int
         Feature columns compared (indices into the rows passed to ``fit`` and ``check``).
+    optional_columns : sequence of int, default ()
+        Those of ``columns`` a caller may lack all at once (page features); see step 3.
     max_values : int, default 400
         Reference values stored per feature (an evenly spaced subsample of the sorted values).
     alpha : float, default 0.01
@@ -126,6 +136,7 @@ class DomainReference(BaseEstimator):
 
     _parameter_constraints: ClassVar[dict] = {
         "columns": ["array-like"],
+        "optional_columns": ["array-like"],
         "max_values": [Interval(Integral, 10, None, closed="left")],
         "alpha": [Interval(Real, 0, 1, closed="neither")],
         "batch_level": [Interval(Real, 0, 1, closed="neither")],
@@ -137,6 +148,7 @@ class DomainReference(BaseEstimator):
         self,
         *,
         columns: Sequence[int] = (),
+        optional_columns: Sequence[int] = (),
         max_values: int = 400,
         alpha: float = 0.01,
         batch_level: float = 0.001,
@@ -144,6 +156,7 @@ class DomainReference(BaseEstimator):
         random_state: int = 0,
     ) -> None:
         self.columns = columns
+        self.optional_columns = optional_columns
         self.max_values = max_values
         self.alpha = alpha
         self.batch_level = batch_level
@@ -164,15 +177,28 @@ class DomainReference(BaseEstimator):
         held = np.isin(groups, rng.choice(docs, size=len(docs) // 2, replace=False))
         self.values_ = [self._sketch(X[~held, j]) for j in range(X.shape[1])]
         Z = self._z(X[~held])
-        self.precision_ = LedoitWolf().fit(Z).precision_
+        self.precision_ = _round(LedoitWolf().fit(Z).precision_, 8)
         self.reference_distances_ = np.sort(self._doc_distances(X[held], groups[held])[1])
+        core = self._core()
+        self.core_precision_ = None
+        self.core_distances_ = None
+        if len(core) < X.shape[1]:
+            self.core_precision_ = _round(LedoitWolf().fit(Z[:, core]).precision_, 8)
+            Xc = X[held].copy()
+            Xc[:, ~np.isin(np.arange(X.shape[1]), core)] = np.nan
+            self.core_distances_ = np.sort(self._doc_distances(Xc, groups[held])[1])
         return self
+
+    def _core(self) -> np.ndarray:
+        """Positions (within ``columns``) of the columns that are not optional."""
+        optional = set(int(c) for c in self.optional_columns)
+        return np.array([i for i, c in enumerate(self.columns) if int(c) not in optional], int)
 
     def _sketch(self, v: np.ndarray) -> np.ndarray:
         v = np.sort(v[np.isfinite(v)])
         if len(v) > self.max_values:
             v = v[np.linspace(0, len(v) - 1, self.max_values).round().astype(int)]
-        return v
+        return _round(v, 6)
 
     def _z(self, X: np.ndarray) -> np.ndarray:
         Z = np.zeros_like(X)
@@ -189,8 +215,14 @@ class DomainReference(BaseEstimator):
         return Z
 
     def _doc_distances(self, X: np.ndarray, groups) -> tuple[list[str], np.ndarray]:
+        """Mean row distance per document; rows without any optional column use the core view."""
         Z = self._z(X)
         d = np.einsum("ij,jk,ik->i", Z, self.precision_, Z)
+        if getattr(self, "core_precision_", None) is not None:
+            core = self._core()
+            lacking = ~np.isfinite(np.delete(X, core, axis=1)).any(axis=1)
+            Zc = Z[np.ix_(lacking, core)]
+            d[lacking] = np.einsum("ij,jk,ik->i", Zc, self.core_precision_, Zc)
         ids, first, inv = np.unique(np.asarray(groups), return_index=True, return_inverse=True)
         mean = np.bincount(inv, weights=d) / np.bincount(inv)
         order = np.argsort(first)  # first-seen order
@@ -201,9 +233,19 @@ class DomainReference(BaseEstimator):
         check_is_fitted(self, "values_")
         X = np.asarray(X, dtype=float)[:, list(self.columns)]
         ids, d = self._doc_distances(X, groups)
-        ref = self.reference_distances_
+        p = self._p(d, self.reference_distances_)
+        if self.core_distances_ is not None:  # documents scored without their optional columns
+            opt = ~np.isin(np.arange(X.shape[1]), self._core())
+            rows_with = np.isfinite(X[:, opt]).any(axis=1)
+            has = {str(g) for g, w in zip(groups, rows_with, strict=True) if w}
+            lack = np.array([i not in has for i in ids], dtype=bool)
+            p[lack] = self._p(d[lack], self.core_distances_)
+        return ids, p
+
+    @staticmethod
+    def _p(d: np.ndarray, ref: np.ndarray) -> np.ndarray:
         n_far = len(ref) - np.searchsorted(ref, d, side="left")
-        return ids, (1 + n_far) / (len(ref) + 1)
+        return (1 + n_far) / (len(ref) + 1)
 
     def check(self, X, groups) -> DomainCheck:
         """Novelty per document and the batch verdict for rows ``X`` of documents ``groups``."""
@@ -219,10 +261,20 @@ class DomainReference(BaseEstimator):
     def to_dict(self) -> dict[str, Any]:
         check_is_fitted(self, "values_")
         return {
-            "params": {**self.get_params(), "columns": [int(c) for c in self.columns]},
+            "params": {
+                **self.get_params(),
+                "columns": [int(c) for c in self.columns],
+                "optional_columns": [int(c) for c in self.optional_columns],
+            },
             "values": [v.tolist() for v in self.values_],
             "precision": self.precision_.tolist(),
             "reference_distances": self.reference_distances_.tolist(),
+            "core_precision": None
+            if self.core_precision_ is None
+            else self.core_precision_.tolist(),
+            "core_distances": None
+            if self.core_distances_ is None
+            else self.core_distances_.tolist(),
         }
 
     @classmethod
@@ -231,6 +283,10 @@ class DomainReference(BaseEstimator):
         ref.values_ = [np.asarray(v, dtype=float) for v in d["values"]]
         ref.precision_ = np.asarray(d["precision"], dtype=float)
         ref.reference_distances_ = np.asarray(d["reference_distances"], dtype=float)
+        core = d.get("core_precision")
+        ref.core_precision_ = None if core is None else np.asarray(core, dtype=float)
+        dist = d.get("core_distances")
+        ref.core_distances_ = None if dist is None else np.asarray(dist, dtype=float)
         if ref.precision_.shape != (len(ref.columns),) * 2 or len(ref.values_) != len(ref.columns):
             raise ValueError("domain reference sketch does not match its columns")
         return ref

@@ -277,7 +277,13 @@ class ConfidenceEngine(BaseEstimator):
 
     def _domain_reference(self, X, groups) -> DomainReference | None:
         """Sketch of the calibration + threshold rows (None when too few documents)."""
-        ref = DomainReference(columns=domain_columns(X), random_state=self.random_state)
+        cols = domain_columns(X)
+        page = document_mask()
+        ref = DomainReference(
+            columns=cols,
+            optional_columns=[c for c in cols if page[c]],
+            random_state=self.random_state,
+        )
         try:
             return ref.fit(X, groups=groups)
         except ValueError:

@@ -32,7 +32,7 @@ from confidence.datasets.synthetic.receipts import RECEIPT_SCHEMA
 from confidence.documents.cache import DocumentCache
 from confidence.domain import DomainReference, domain_columns
 from confidence.engine import ConfidenceEngine, default_model_dir
-from confidence.features.build import FEATURE_NAMES, record_rows
+from confidence.features.build import FEATURE_NAMES, document_mask, record_rows
 from confidence.records import as_run_record
 
 HERE = Path(__file__).resolve().parent
@@ -112,7 +112,10 @@ def main(argv=None) -> None:
         held = ~np.isin(ids, ref_docs)
         Xr, idr = X[~held], ids[~held]
     cols = domain_columns(Xr)
-    ref = DomainReference(columns=cols, random_state=SEED).fit(Xr, groups=idr)
+    page = document_mask()
+    ref = DomainReference(
+        columns=cols, optional_columns=[c for c in cols if page[c]], random_state=SEED
+    ).fit(Xr, groups=idr)
     ref = persistence.from_dict(persistence.to_dict(ref))  # measure what is stored
     report = {
         "columns": [FEATURE_NAMES[c] for c in cols],
