@@ -19,11 +19,12 @@ The thresholds' guarantee holds for documents that resemble the ones they were c
    when scoring without documents) get a second calibration without them: a document whose rows
    have none of them is compared on the other columns only, against reference distances
    computed the same way, so its p-value stays calibrated instead of being diluted.
-4. **Batch shift** (``batch_shift_p``): under "in domain" about ``alpha`` of the documents have
-   ``novelty_p < alpha``; the exact binomial tail of the observed count is the batch p-value.
-   A batch is shifted when that p-value is below ``batch_level`` *and* at least
-   ``min_share`` of its documents are novel (an effect size, so a huge batch is not flagged for
-   a negligible excess).
+4. **Batch shift** (``batch_shift_p``): in domain the documents' p-values are about uniform;
+   Fisher's combination of them (``scipy.stats.combine_pvalues``) is the batch p-value. It sees
+   a batch whose documents are all somewhat unusual, which counting documents below ``alpha``
+   misses. A batch is shifted when that p-value is below ``batch_level`` *and* the median
+   novelty p-value is at most ``max_median`` (an effect size: about 0.5 in domain, so a huge
+   batch is not flagged for a negligible tilt).
 
 Why this and not a classifier two-sample test: it needs no training at score time, works for a
 single document, stores a few hundred numbers per feature, and its per-document p-value has a
@@ -94,7 +95,7 @@ class DomainCheck:
 
     ``doc_ids`` in first-seen order with their ``novelty_p`` (small = unlike the reference) and
     ``out_of_domain`` (``novelty_p < alpha``); ``share_novel`` the batch's share of such
-    documents, ``batch_p`` the binomial p-value of that share and ``shifted`` the batch verdict.
+    documents, ``batch_p`` Fisher's combination of the p-values and ``shifted`` the verdict.
     """
 
     doc_ids: tuple[str, ...]
@@ -126,10 +127,10 @@ class DomainReference(BaseEstimator):
         Reference values stored per feature (an evenly spaced subsample of the sorted values).
     alpha : float, default 0.01
         A document is out of domain when its ``novelty_p < alpha``.
-    batch_level : float, default 0.001
-        A batch is shifted when the binomial p-value of its novel share is below this ...
-    min_share : float, default 0.1
-        ... and at least this share of its documents is out of domain.
+    batch_level : float, default 0.01
+        A batch is shifted when Fisher's combined p-value is below this ...
+    max_median : float, default 0.25
+        ... and the median novelty p-value of its documents is at most this.
     random_state : int, default 0
         Seed of the document split (sketch half / calibration half).
     """
@@ -140,7 +141,7 @@ class DomainReference(BaseEstimator):
         "max_values": [Interval(Integral, 10, None, closed="left")],
         "alpha": [Interval(Real, 0, 1, closed="neither")],
         "batch_level": [Interval(Real, 0, 1, closed="neither")],
-        "min_share": [Interval(Real, 0, 1, closed="both")],
+        "max_median": [Interval(Real, 0, 1, closed="both")],
         "random_state": [Interval(Integral, None, None, closed="neither")],
     }
 
@@ -151,8 +152,8 @@ class DomainReference(BaseEstimator):
         optional_columns: Sequence[int] = (),
         max_values: int = 400,
         alpha: float = 0.01,
-        batch_level: float = 0.001,
-        min_share: float = 0.1,
+        batch_level: float = 0.01,
+        max_median: float = 0.25,
         random_state: int = 0,
     ) -> None:
         self.columns = columns
@@ -160,7 +161,7 @@ class DomainReference(BaseEstimator):
         self.max_values = max_values
         self.alpha = alpha
         self.batch_level = batch_level
-        self.min_share = min_share
+        self.max_median = max_median
         self.random_state = random_state
 
     def fit(self, X, *, groups) -> DomainReference:
@@ -251,10 +252,10 @@ class DomainReference(BaseEstimator):
         """Novelty per document and the batch verdict for rows ``X`` of documents ``groups``."""
         ids, p = self.novelty_p(X, groups)
         ood = p < self.alpha
-        k, n = int(ood.sum()), len(p)
-        batch_p = float(stats.binom.sf(k - 1, n, self.alpha)) if n else 1.0
-        share = k / n if n else 0.0
-        shifted = bool(n and batch_p < self.batch_level and share >= self.min_share)
+        n = len(p)
+        batch_p = float(stats.combine_pvalues(p, method="fisher").pvalue) if n else 1.0
+        share = float(ood.mean()) if n else 0.0
+        shifted = bool(n and batch_p < self.batch_level and np.median(p) <= self.max_median)
         return DomainCheck(tuple(ids), p, ood, share, batch_p, shifted)
 
     # -- persistence ---------------------------------------------------------------------------
