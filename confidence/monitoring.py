@@ -267,7 +267,8 @@ def monitor(
     -------
     dict
         ``verdict``, ``exit_code``, ``tests`` (one per (field[, group], column) with ``p``,
-        ``p_holm``, ``psi`` or shares, ``drift``), ``fingerprints`` and ``changes``, ``audit``.
+        ``p_holm``, ``psi`` or shares, ``drift``), ``untested`` (pairs with too few rows),
+        ``fields_only_in`` either batch, ``fingerprints`` and ``changes``, ``audit``.
     """
     if not reference or not current:
         raise DatasetError("monitor needs rows in both the reference and the current batch")
@@ -324,6 +325,11 @@ def monitor(
         "fingerprints": prints,
         "changes": changes,
         "drifted": [t for t in tests if t.get("drift")],
+        "untested": sum("p" not in t for t in tests),
+        "fields_only_in": {
+            "reference": sorted({r["field"] for r in reference} - {r["field"] for r in current}),
+            "current": sorted({r["field"] for r in current} - {r["field"] for r in reference}),
+        },
         "tests": tests,
         "audit": audit,
     }

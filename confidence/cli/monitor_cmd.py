@@ -96,7 +96,13 @@ def run(args) -> int:
     print(
         f"monitor: {report['verdict']}: {len(report['drifted'])} drifted test(s)"
         + (f", changed: {', '.join(report['changes'])}" if report["changes"] else "")
-        + (f", audited accuracy {a['accuracy']:.3f} (n={a['n']})" if a and a["n"] else ""),
+        + (f", audited accuracy {a['accuracy']:.3f} (n={a['n']})" if a and a["n"] else "")
+        + (f"; {report['untested']} test(s) with too few rows" if report["untested"] else "")
+        + (
+            f"; fields only in the current batch: {', '.join(only)}"
+            if (only := report["fields_only_in"]["current"])
+            else ""
+        ),
         file=sys.stderr,
     )
     return report["exit_code"]
