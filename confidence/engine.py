@@ -20,7 +20,8 @@ Two entry points, as in uqlm: :meth:`~ConfidenceEngine.score` for recorded or th
 extractions and :meth:`~ConfidenceEngine.extract_and_score` for a live LLM call;
 :meth:`~ConfidenceEngine.explain` returns a ``shap.Explanation``. A saved engine is a model folder
 of :mod:`confidence.persistence` (no pickle): ``engine.json``, ``fusion.json`` +
-``fusion.lgb.txt``, ``calibrator.json``, ``thresholds.json`` and ``manifest.json``.
+``fusion.lgb.txt``, ``calibrator.json``, ``thresholds.json``, ``domain.json`` (optional) and
+``manifest.json``.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ On disk:
   ``{"kind", "format_version", "extractconf_version", "sha256", "data"}``; ``sha256`` is the hash
   of ``data`` in canonical form (sorted keys, no spaces), so a changed value is detected;
 * **a model folder** (a part with sub-parts or text files) holds one such file per part
-  (``engine.json``, ``fusion.json``, ``fusion.lgb.txt``, ``calibrator.json``, ``thresholds.json``)
+  (``engine.json``, ``fusion.json``, ``fusion.lgb.txt``, ``calibrator.json``, ``thresholds.json``,
+  ``domain.json``)
   and ``manifest.json`` listing *every* file of the folder with its sha256, kind and format
   version (documentation files added with :func:`attach` too).
 
