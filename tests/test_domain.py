@@ -139,3 +139,19 @@ def test_field_score_features_are_columns_and_round_trip():
     assert d["feature.agree_equal"] == 1.0 and "features" not in d
     assert FieldScore.from_dict(d) == s
     assert "features" not in SCORED_COLUMNS and "novelty_p" in SCORED_COLUMNS
+
+
+def test_documents_without_optional_columns_keep_calibrated_pvalues():
+    """A caller without pages is compared on the other columns, against matching distances."""
+    rng = np.random.default_rng(3)
+    X, g = _sim(rng, 600)
+    ref = DomainReference(columns=[0, 1, 2, 3], optional_columns=[3]).fit(X, groups=g)
+    Xq, gq = _sim(rng, 400)
+    Xq[:, 3] = np.nan
+    _, p = ref.novelty_p(Xq, gq)
+    assert abs(np.mean(p < 0.1) - 0.1) < 0.05
+    Xs, gs = _sim(rng, 50, shift=1.5)
+    Xs[:, 3] = np.nan
+    assert ref.check(Xs, gs).shifted
+    back = persistence.from_dict(persistence.to_dict(ref))
+    np.testing.assert_array_equal(back.novelty_p(Xq, gq)[1], p)
