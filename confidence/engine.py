@@ -6,7 +6,12 @@
 2. a calibrator (isotonic, Platt or Lasso) maps its score to P(correct);
 3. a :class:`~confidence.calibration.ThresholdSelector` gives each field the lowest threshold
    that keeps the accuracy of accepted fields >= ``target_accuracy`` with probability
-   ``confidence_level``.
+   ``confidence_level``;
+
+and, optionally, a :class:`~confidence.domain.DomainReference` (``domain.json``) sketching the
+feature rows of the documents the thresholds were certified on, so that :meth:`score` can tell
+a document or a batch that does not resemble them (``novelty_p``, ``out_of_domain``,
+``batch_shift_p`` columns; a warning; ``on_shift="review"`` routes them to review).
 
 ``fit`` splits the *documents* three ways (fusion / calibration / thresholds, ``split``) so the
 calibrator and the threshold guarantee are fitted on documents the earlier stages never saw.
@@ -15,11 +20,13 @@ Two entry points, as in uqlm: :meth:`~ConfidenceEngine.score` for recorded or th
 extractions and :meth:`~ConfidenceEngine.extract_and_score` for a live LLM call;
 :meth:`~ConfidenceEngine.explain` returns a ``shap.Explanation``. A saved engine is a model folder
 of :mod:`confidence.persistence` (no pickle): ``engine.json``, ``fusion.json`` +
-``fusion.lgb.txt``, ``calibrator.json``, ``thresholds.json`` and ``manifest.json``.
+``fusion.lgb.txt``, ``calibrator.json``, ``thresholds.json``, ``domain.json`` (optional) and
+``manifest.json``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,6 +48,7 @@ from confidence.calibration import (
     evaluate_scores,
     make_calibrator,
 )
+from confidence.domain import DomainCheck, DomainReference, domain_columns
 from confidence.errors import DatasetError, ModelError
 from confidence.features.build import (
     FEATURE_NAMES,
@@ -53,13 +61,26 @@ from confidence.features.build import (
 from confidence.fusion import FusionClassifier
 from confidence.readings import CallResult, FieldReading, RunRecord
 from confidence.records import align_documents, as_call_result, as_run_record
-from confidence.routing import decide, reasons, straight_through
+from confidence.routing import decide, overrides, reasons, straight_through
 from confidence.sampling import BALANCE_MODES, balance_weights, split_documents
 from confidence.schema import Schema
 from confidence.scores import FieldScore
 from confidence.types import Document
 
 __all__ = ["ConfidenceEngine", "default_model_dir"]
+
+
+def _llm_of(record: RunRecord) -> str:
+    """The model ids behind a record's readings, "+"-joined ("" for third-party values)."""
+    models = {
+        c.model
+        for call in (record.hunter, record.mapper)
+        if call is not None
+        for c in call.completions
+        if c.model
+    }
+    return "+".join(sorted(models))
+
 
 UNCERTIFIED = "no threshold certified for this field: always reviewed"
 RECALIBRATION_SIGNALS = ("agree_equal", "agree_similarity", "agree_hunter_only", "ocr_h_found")
@@ -126,7 +147,9 @@ class ConfidenceEngine(BaseEstimator):
         "fusion": "fusion_",
         "calibrator": "calibrator_",
         "thresholds": "thresholds_",
+        "domain": "domain_",
     }
+    _optional_subparts: ClassVar[frozenset[str]] = frozenset({"domain"})
 
     def __init__(
         self,
@@ -239,6 +262,7 @@ class ConfidenceEngine(BaseEstimator):
             target_accuracy=self.target_accuracy, confidence_level=self.confidence_level
         ).fit(p_thr, y[thr_m], fields[thr_m], types[thr_m])
         self.schema_ = schema
+        self.domain_ = self._domain_reference(X[cal_m | thr_m], groups[cal_m | thr_m])
         self.field_types_seen_ = sorted({str(t) for t in types})
         self.metrics_ = {
             "held_out": evaluate_scores(y[thr_m], p_thr),
@@ -251,6 +275,20 @@ class ConfidenceEngine(BaseEstimator):
             "failure_rate": float(1 - y.mean()),
         }
         return self
+
+    def _domain_reference(self, X, groups) -> DomainReference | None:
+        """Sketch of the calibration + threshold rows (None when too few documents)."""
+        cols = domain_columns(X)
+        page = document_mask()
+        ref = DomainReference(
+            columns=cols,
+            optional_columns=[c for c in cols if page[c]],
+            random_state=self.random_state,
+        )
+        try:
+            return ref.fit(X, groups=groups)
+        except ValueError:
+            return None
 
     def _signals(self, X: np.ndarray, names: Sequence[str]) -> dict[str, np.ndarray] | None:
         if not names:
@@ -348,16 +386,44 @@ class ConfidenceEngine(BaseEstimator):
         p = self.calibrator_.predict_proba(s, signals=signals)[:, 1]
         return np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
 
+    def fingerprints(self) -> dict[str, str]:
+        """``model_sha`` (fusion + calibrator) and ``thresholds_sha``, 16 hex digits each."""
+        check_is_fitted(self, "fusion_")
+        model = persistence.fingerprint(self.fusion_) + persistence.fingerprint(self.calibrator_)
+        return {
+            "model_sha": hashlib.sha256(model.encode()).hexdigest()[:16],
+            "thresholds_sha": persistence.fingerprint(self.thresholds_)[:16],
+        }
+
+    def check_domain(self, rows: RecordRows) -> DomainCheck | None:
+        """The domain check of the scorable rows (None when the model keeps no reference)."""
+        check_is_fitted(self, "fusion_")
+        ok = np.array([s != "error" for s in rows.status], dtype=bool)
+        if getattr(self, "domain_", None) is None or not ok.any():
+            return None
+        return self.domain_.check(rows.X[ok], np.asarray(rows.doc_ids, dtype=object)[ok])
+
+    def top_features(self, k: int) -> list[str]:
+        """The ``k`` fused features with the largest total gain (most used by the model)."""
+        check_is_fitted(self, "fusion_")
+        gain = np.asarray(self.fusion_.feature_importances_, dtype=float)
+        return [FEATURE_NAMES[j] for j in np.argsort(-gain, kind="stable")[:k]]
+
     def score_rows(
         self,
         rows: RecordRows,
         *,
         explain: bool = True,
         groups: Mapping[str, str | None] | None = None,
+        on_shift: str = "warn",
+        features: int = 0,
     ) -> list[FieldScore]:
         """Score, route and explain prepared :class:`~confidence.features.build.RecordRows`.
 
         ``groups`` maps doc_id -> the document's group (see :meth:`groups_of`).
+        ``on_shift="review"`` sends out-of-domain documents (every document of a shifted batch)
+        to review (:func:`confidence.routing.overrides`); ``"warn"`` only warns. ``features=K``
+        keeps each row's values of the :meth:`top_features` (NaN = missing left out).
         """
         check_is_fitted(self, "fusion_")
         n = len(rows)
@@ -368,6 +434,18 @@ class ConfidenceEngine(BaseEstimator):
         group = [(groups or {}).get(d) for d in rows.doc_ids]
         lam, src = self.thresholds_.lookup_many(rows.fields, rows.field_types, group)
         dec = decide(conf, lam)
+        dom = self.check_domain(rows)
+        per_doc = dom.per_document() if dom is not None else {}
+        novelty = [per_doc.get(d, (None, None)) for d in rows.doc_ids]
+        forced = overrides(
+            rows.values,
+            rows.fields,
+            novelty_p=[p for p, _ in novelty],
+            out_of_domain=[o for _, o in novelty],
+            batch_shift_p=dom.batch_p if dom is not None else None,
+            batch_shifted=dom is not None and dom.shifted,
+            on_shift=on_shift,
+        )
         why: list[list[str]] = [[] for _ in range(n)]
         if explain and ok.any():
             C = self.fusion_.contributions(Xok)
@@ -375,6 +453,19 @@ class ConfidenceEngine(BaseEstimator):
             for i, w in zip(np.flatnonzero(ok), words, strict=True):
                 # reviewed only because no threshold can be certified: say that first
                 why[i] = [UNCERTIFIED, *w[:2]] if not math.isfinite(lam[i]) else w
+        for i, reason in enumerate(forced):
+            if reason is not None and dec[i] == "accept":
+                dec[i] = "review"
+                why[i] = [reason]
+        if dom is not None and dom.shifted:
+            warnings.warn(
+                f"{dom.share_novel:.0%} of the {len(dom.doc_ids)} documents are unlike the "
+                f"calibration documents (shift p={dom.batch_p:.2g}): the thresholds' guarantee "
+                "may not hold for this batch; re-tune on labelled documents of this domain",
+                stacklevel=3,
+            )
+        prints = self.fingerprints()
+        top = [(n, FEATURE_NAMES.index(n)) for n in self.top_features(features)] if features else []
         unseen = {t for t in rows.field_types if t not in self.field_types_seen_}
         if unseen:
             warnings.warn(
@@ -398,6 +489,13 @@ class ConfidenceEngine(BaseEstimator):
                 status=rows.status[i],
                 error=rows.error[i],
                 group=group[i],
+                novelty_p=novelty[i][0],
+                out_of_domain=novelty[i][1],
+                batch_shift_p=dom.batch_p if dom is not None else None,
+                features={n: float(rows.X[i, j]) for n, j in top if np.isfinite(rows.X[i, j])}
+                if top
+                else None,
+                **prints,
             )
             for i in range(n)
         ]
@@ -410,6 +508,8 @@ class ConfidenceEngine(BaseEstimator):
         *,
         explain: bool = True,
         meta: Mapping[str, Mapping[str, Any]] | None = None,
+        on_shift: str = "warn",
+        features: int = 0,
     ) -> list[FieldScore]:
         """Score recorded or third-party extractions: RunRecords, ``runs.jsonl`` dicts or dicts
         ``{"doc_id", "fields": {name: value}}``.
@@ -421,6 +521,8 @@ class ConfidenceEngine(BaseEstimator):
         ``meta`` (doc_id -> ``labels.jsonl`` metadata) gives the groups of thresholds tuned with
         ``--groups meta.KEY`` or ``language``; ``source`` and ``quality`` groups come from the
         documents.
+        ``on_shift`` and ``features`` as for :meth:`score_rows`; each row's ``llm`` names the
+        models of its document's readings.
 
         Examples
         --------
@@ -434,7 +536,12 @@ class ConfidenceEngine(BaseEstimator):
         recs = [as_run_record(r) for r in records]
         docs = align_documents(recs, documents)
         groups = self.groups_of([r.doc_id for r in recs], docs, meta)
-        return self.score_rows(record_rows(recs, schema, docs), explain=explain, groups=groups)
+        rows = record_rows(recs, schema, docs)
+        scores = self.score_rows(
+            rows, explain=explain, groups=groups, on_shift=on_shift, features=features
+        )
+        llm = {r.doc_id: _llm_of(r) for r in recs}
+        return [replace(s, llm=llm.get(s.doc_id, "")) for s in scores]
 
     def groups_of(
         self,

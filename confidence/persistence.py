@@ -6,7 +6,9 @@ class name. A part class provides
 
 * ``to_dict()`` -> JSON-ready dict of its state, and ``from_dict(d)`` (classmethod) rebuilding it;
 * optionally ``_subparts``: ``{name: attribute}`` of fitted parts it is made of (the engine:
-  fusion, calibrator, thresholds), each stored under its own name;
+  fusion, calibrator, thresholds, domain reference), each stored under its own name; those
+  named in ``_optional_subparts`` may be None (not written) and may be absent from a file
+  (loaded as None), so a part added later does not invalidate older folders;
 * optionally, in the registry, ``text_fields``: ``{key: suffix}`` of large text values of its
   dict written as files of their own (the LightGBM text model of the fusion classifier).
 
@@ -16,7 +18,8 @@ On disk:
   ``{"kind", "format_version", "extractconf_version", "sha256", "data"}``; ``sha256`` is the hash
   of ``data`` in canonical form (sorted keys, no spaces), so a changed value is detected;
 * **a model folder** (a part with sub-parts or text files) holds one such file per part
-  (``engine.json``, ``fusion.json``, ``fusion.lgb.txt``, ``calibrator.json``, ``thresholds.json``)
+  (``engine.json``, ``fusion.json``, ``fusion.lgb.txt``, ``calibrator.json``, ``thresholds.json``,
+  ``domain.json``)
   and ``manifest.json`` listing *every* file of the folder with its sha256, kind and format
   version (documentation files added with :func:`attach` too).
 
@@ -52,6 +55,7 @@ __all__ = [
     "PARTS",
     "PartKind",
     "attach",
+    "fingerprint",
     "from_dict",
     "kind_of",
     "load",
@@ -124,7 +128,19 @@ def _sha(blob: bytes) -> str:
 
 
 def _subparts(part: Any) -> dict[str, Any]:
-    return {name: getattr(part, attr) for name, attr in getattr(part, "_subparts", {}).items()}
+    subs = {
+        name: getattr(part, attr, None) for name, attr in getattr(part, "_subparts", {}).items()
+    }
+    return {name: p for name, p in subs.items() if p is not None}
+
+
+def fingerprint(part: Any) -> str:
+    """sha256 of a part's state (sub-parts included) in canonical form: equal state, equal print.
+
+    Recorded in scored rows (``model_sha``, ``thresholds_sha``) so that a change of model or
+    thresholds between two batches can be reported by ``extractconf monitor``.
+    """
+    return _sha(_canonical(to_dict(part)))
 
 
 # -- in memory ------------------------------------------------------------------------------
@@ -172,10 +188,11 @@ def _build(pk: PartKind, data: Mapping[str, Any], subs: Mapping[str, Any], where
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise ModelError(f"{where}: malformed {pk.kind} ({e!r}); retrain") from e
     wanted = getattr(pk.cls, "_subparts", {})
-    if set(subs) != set(wanted):
+    optional = set(getattr(pk.cls, "_optional_subparts", ()))
+    if not set(wanted) - optional <= set(subs) <= set(wanted):
         raise ModelError(f"{where}: {pk.kind} needs parts {sorted(wanted)}, got {sorted(subs)}")
     for name, attr in wanted.items():
-        setattr(part, attr, subs[name])
+        setattr(part, attr, subs.get(name))
     return part
 
 

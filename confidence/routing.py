@@ -6,6 +6,12 @@ A field is **accepted** when its calibrated confidence reaches its threshold (lo
 grouping, :meth:`confidence.engine.ConfidenceEngine.groups_of`), else sent to **review**. A
 document goes **straight through** when every field of it is accepted.
 
+Two rules override the threshold (:func:`overrides`): an **empty value** is never accepted
+unless absence was certified for that field (a threshold certified over values says nothing
+about an empty answer, which is wrong whenever the field is on the page), and with
+``on_shift="review"`` the fields of an **out-of-domain** document (:mod:`confidence.domain`),
+or of every document of a shifted batch, go to review.
+
 Reasons come from the fusion model's per-feature contributions (LightGBM ``pred_contrib``, the
 same values as ``shap.TreeExplainer``): for a reviewed field the 1-3 features that pulled its
 score down the most, for an accepted field the ones that pushed it up, each turned into a short
@@ -33,6 +39,7 @@ __all__ = [
     "REVIEW",
     "Decision",
     "decide",
+    "overrides",
     "phrase",
     "reasons",
     "straight_through",
@@ -162,6 +169,63 @@ def decide(confidence, thresholds) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         ok = c >= t
     return np.where(ok, ACCEPT, REVIEW).astype(object)
+
+
+EMPTY_UNCERTIFIED = "empty value: absence is not certified for this field"
+OUT_OF_DOMAIN = "document unlike the calibration documents (novelty p={p:.3g})"
+SHIFTED_BATCH = "batch unlike the calibration documents (shift p={p:.3g})"
+
+
+def overrides(
+    values: Sequence[str | None],
+    fields: Sequence[str],
+    *,
+    absence_certified: Iterable[str] = (),
+    novelty_p: Sequence[float | None] | None = None,
+    out_of_domain: Sequence[bool | None] | None = None,
+    batch_shift_p: float | None = None,
+    batch_shifted: bool = False,
+    on_shift: str = "warn",
+) -> list[str | None]:
+    """Per row: the reason it must go to review whatever its confidence, or None.
+
+    Parameters
+    ----------
+    values, fields : sequences
+        The reported values (None or blank = empty) and their field names.
+    absence_certified : iterable of str
+        Fields for which an empty value may be accepted on its confidence.
+    novelty_p, out_of_domain : sequences, optional
+        Per row, its document's domain check (:class:`confidence.domain.DomainCheck`).
+    batch_shift_p, batch_shifted : float, bool
+        The batch verdict.
+    on_shift : {"warn", "review"}
+        ``"review"`` sends out-of-domain documents (all documents when the batch is shifted)
+        to review; ``"warn"`` only reports.
+
+    Examples
+    --------
+    >>> overrides(["9.00", "", None], ["total", "date", "currency"],
+    ...           absence_certified=["currency"])
+    [None, 'empty value: absence is not certified for this field', None]
+    >>> overrides(["9.00", "x"], ["total", "id"], novelty_p=[0.001, 0.4],
+    ...           out_of_domain=[True, False], on_shift="review")
+    ['document unlike the calibration documents (novelty p=0.001)', None]
+    """
+    if on_shift not in ("warn", "review"):
+        raise ValueError(f"on_shift={on_shift!r}; valid: 'warn', 'review'")
+    certified = set(absence_certified)
+    out: list[str | None] = []
+    for i, (v, f) in enumerate(zip(values, fields, strict=True)):
+        why = None
+        if (v is None or not str(v).strip()) and f not in certified:
+            why = EMPTY_UNCERTIFIED
+        elif on_shift == "review" and out_of_domain is not None and out_of_domain[i]:
+            why = OUT_OF_DOMAIN.format(p=novelty_p[i] if novelty_p is not None else float("nan"))
+        elif on_shift == "review" and batch_shifted:
+            why = SHIFTED_BATCH.format(p=batch_shift_p if batch_shift_p is not None else 0.0)
+        out.append(why)
+    return out
 
 
 def reasons(

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["SCORED_COLUMNS", "FieldScore"]
+__all__ = ["FEATURE_PREFIX", "SCORED_COLUMNS", "FieldScore"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,15 @@ class FieldScore:
     ``reasons`` short phrases from the feature contributions; ``group`` the document's group
     under the thresholds' grouping (``extractconf tune --groups``; None without one or when the
     document's group cannot be computed), whether or not that group has a threshold of its own.
+
+    Domain check (:mod:`confidence.domain`, when the model keeps a reference sketch, else None):
+    ``novelty_p`` the document's conformal p-value against the reference documents (small =
+    unlike them), ``out_of_domain`` whether it is below the model's level, ``batch_shift_p``
+    the batch's shift p-value (the same on every row of a batch). Fingerprints, for
+    ``extractconf monitor``: ``model_sha`` (fusion + calibrator), ``thresholds_sha`` and
+    ``llm`` (the model ids of the readings, "+"-joined; "" for third-party values).
+    ``features`` (``score --features K``): the K fused features with the largest gain, written
+    as ``feature.<name>`` columns, for the top-feature shift of ``extractconf monitor``.
 
     Examples
     --------
@@ -52,18 +61,30 @@ class FieldScore:
     status: str = "ok"
     error: str | None = None
     group: str | None = None
+    novelty_p: float | None = None
+    out_of_domain: bool | None = None
+    batch_shift_p: float | None = None
+    model_sha: str | None = None
+    thresholds_sha: str | None = None
+    llm: str | None = None
+    features: Mapping[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "features"}
         d["reasons"] = list(self.reasons)
+        d.update({FEATURE_PREFIX + k: v for k, v in (self.features or {}).items()})
         return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> FieldScore:
         kw = {f.name: d.get(f.name) for f in fields(cls) if f.name in d}
         kw["reasons"] = tuple(d.get("reasons") or ())
+        feats = {k[len(FEATURE_PREFIX) :]: v for k, v in d.items() if k.startswith(FEATURE_PREFIX)}
+        kw["features"] = feats or None
         return cls(**kw)
 
 
-SCORED_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FieldScore))
+FEATURE_PREFIX = "feature."
+"""Column prefix of the feature values ``score --features`` writes."""
+SCORED_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FieldScore) if f.name != "features")
 """Columns of the scored output, in order (see DESIGN.md "Scored output")."""

@@ -69,6 +69,7 @@ def test_save_load_identical_and_no_pickle(fitted, tmp_path):
     files = sorted(p.name for p in (tmp_path / "m").iterdir())
     assert files == [
         "calibrator.json",
+        "domain.json",
         "engine.json",
         "fusion.json",
         "fusion.lgb.txt",

@@ -81,7 +81,7 @@ def _same(kind, a, b, X):
 
 
 def test_every_kind_is_registered():
-    kinds = {"isotonic", "platt", "lasso", "thresholds", "fusion", "engine"}
+    kinds = {"isotonic", "platt", "lasso", "thresholds", "fusion", "engine", "domain_reference"}
     assert set(persistence.PARTS) == kinds
 
 
@@ -125,7 +125,7 @@ def test_one_flipped_byte_in_any_file_is_an_error_naming_it(engine, tmp_path, wh
     (d / "MODEL_CARD.md").write_text("# card\n\nTrained on nothing in particular.\n")
     persistence.attach(d, "MODEL_CARD.md")
     names = sorted(p.name for p in d.iterdir())
-    assert len(names) == 7
+    assert len(names) == 8  # with domain.json
     for name in names:
         path = d / name
         original = path.read_bytes()

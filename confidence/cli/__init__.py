@@ -15,7 +15,18 @@ from confidence.cli._args import EXIT_CODES
 from confidence.errors import ExtractConfError
 
 # Order is the order shown in --help.
-_COMMANDS = ("inspect", "synth", "convert", "extract", "train", "evaluate", "tune", "score", "demo")
+_COMMANDS = (
+    "inspect",
+    "synth",
+    "convert",
+    "extract",
+    "train",
+    "evaluate",
+    "tune",
+    "score",
+    "monitor",
+    "demo",
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMANDS:
         importlib.import_module(f"confidence.cli.{name}_cmd").register(sub)
-    for p in sub.choices.values():  # every command documents its exit codes
-        p.epilog = f"{p.epilog.rstrip()}\n\n{EXIT_CODES}" if p.epilog else EXIT_CODES
+    for p in sub.choices.values():  # every command documents its exit codes (its own, or these)
+        if "exit codes" not in (p.epilog or ""):
+            p.epilog = f"{p.epilog.rstrip()}\n\n{EXIT_CODES}" if p.epilog else EXIT_CODES
         p.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
 

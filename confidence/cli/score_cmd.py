@@ -30,12 +30,22 @@ or whose LLM calls failed becomes rows with status=error and the batch carries o
 of the Hunter and the Mapper failed its rows are status=partial, scored on the surviving reading
 and never straight through. Each such document is named on stderr with the reason.
 
+Out of domain: when the model keeps a reference sketch (the default model does), every
+document gets a novelty p-value against the calibration documents (novelty_p; out_of_domain
+when below 0.01) and the batch a shift p-value (batch_shift_p); a shifted batch is one warning
+line on stderr. --on-shift review sends the fields of out-of-domain documents - and of every
+document of a shifted batch - to review with the reason. An empty value is never accepted
+unless absence was certified for its field. See docs/monitoring.md.
+
 Output columns: doc_id, field, field_type, value, hunter_value, mapper_value, confidence,
-decision, threshold, threshold_source, reasons, status, error, group, straight_through (all
-fields of the document accepted). With thresholds from `tune --groups KEY`, each document's
-group is computed as tune did (source and quality from the pages; language and meta.NAME from
-the labels.jsonl of a dataset input) and its (field, group) threshold applies when certified
-(threshold_source=group), else field -> type -> global. Format by suffix: .jsonl, .csv, .parquet.
+decision, threshold, threshold_source, reasons, status, error, group, novelty_p, out_of_domain,
+batch_shift_p, model_sha, thresholds_sha, llm (fingerprints for `extractconf monitor`),
+straight_through (all fields of the document accepted), and with --features K one
+feature.<name> column per top fused feature. With thresholds from `tune --groups KEY`, each
+document's group is computed as tune did (source and quality from the pages; language and
+meta.NAME from the labels.jsonl of a dataset input) and its (field, group) threshold applies when
+certified (threshold_source=group), else field -> type -> global. Format by suffix: .jsonl, .csv,
+.parquet.
 
 examples:
   extractconf score invoices/*.pdf --out scored.csv --llm local
@@ -64,6 +74,19 @@ def register(subparsers) -> None:
     p.add_argument("--runs", nargs="+", default=None, help="reuse recorded runs.jsonl files")
     p.add_argument("--schema", default=None, help="schema.json (fields and types)")
     p.add_argument("--no-reasons", action="store_true", help="skip the reasons (faster)")
+    p.add_argument(
+        "--on-shift",
+        choices=("warn", "review"),
+        default="warn",
+        help="out-of-domain documents: only warn (default) or send their fields to review",
+    )
+    p.add_argument(
+        "--features",
+        type=int,
+        default=0,
+        metavar="K",
+        help="also write the K most used fused features (for `extractconf monitor`)",
+    )
     add_document_args(p)
     p.set_defaults(func=run)
 
@@ -218,7 +241,13 @@ def run(args) -> int:
             docs[doc_id] = doc
     bar.close()
     scores = engine.score(
-        records, schema, docs, explain=not args.no_reasons, meta=_meta(args.inputs)
+        records,
+        schema,
+        docs,
+        explain=not args.no_reasons,
+        meta=_meta(args.inputs),
+        on_shift=args.on_shift,
+        features=args.features,
     )
     status = {}
     for s in scores:  # a document's rows share its status and reason
@@ -245,5 +274,8 @@ def run(args) -> int:
         + (f"; {n_partial} partial" if n_partial else "")
         + (f"; {n_failed} failed" if n_failed else "")
     )
+    n_ood = len({s.doc_id for s in scores if s.out_of_domain})
+    if n_ood:
+        print(f"{n_ood}/{len(through)} documents out of domain (novelty p < the model's level)")
     print(f"wrote {args.out}")
     return 1 if n_partial or n_failed else 0

@@ -1,0 +1,293 @@
+"""Out-of-domain check without labels: is a document (a batch) like the calibration documents?
+
+The thresholds' guarantee holds for documents that resemble the ones they were certified on.
+:class:`DomainReference` keeps a compact sketch of reference feature rows in the model folder
+(``domain.json``) and scores new documents against it:
+
+1. **Per-feature ranks.** Each feature value becomes a normal score ``z = Phi^-1(F(x))``, where
+   ``F`` is the mid-rank empirical CDF of the feature's stored reference values (ties, e.g. the
+   0/1 agreement flags, get their mid-rank; a missing value gets ``z = 0``, so a caller without
+   logprobs or pages is not "novel" for lacking them - the fusion was trained for that).
+2. **Mahalanobis on ranks.** A row's distance is ``z' S^-1 z`` with ``S`` the Ledoit-Wolf
+   shrunk covariance of the reference ``z`` (correlated signals are not counted twice); a
+   document's distance is the mean over its fields.
+3. **Conformal p-value per document** (``novelty_p``): the share of held-out reference documents
+   at least as far, ``(1 + #{d_ref >= d}) / (n_ref + 1)``. The reference documents are split in
+   two: one half sketches ``F`` and ``S``, the other gives ``d_ref``, so an in-domain document's
+   p-value is (super-)uniform.
+   Columns that a caller may lack as a whole (``optional_columns``: the page features, absent
+   when scoring without documents) get a second calibration without them: a document whose rows
+   have none of them is compared on the other columns only, against reference distances
+   computed the same way, so its p-value stays calibrated instead of being diluted.
+4. **Batch shift** (``batch_shift_p``): in domain the documents' p-values are about uniform;
+   Fisher's combination of them (``scipy.stats.combine_pvalues``) is the batch p-value. It sees
+   a batch whose documents are all somewhat unusual, which counting documents below ``alpha``
+   misses. A batch is shifted when that p-value is below ``batch_level`` *and* the median
+   novelty p-value is at most ``max_median`` (an effect size: about 0.5 in domain, so a huge
+   batch is not flagged for a negligible tilt).
+
+Why this and not a classifier two-sample test: it needs no training at score time, works for a
+single document, stores a few hundred numbers per feature, and its per-document p-value has a
+finite-sample meaning. Stored values are rounded to 6 significant digits (the file stays small;
+what is stored is what was measured).
+
+Examples
+--------
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(2000, 3))
+>>> docs = np.repeat(np.arange(400), 5)
+>>> ref = DomainReference(columns=[0, 1, 2]).fit(X, groups=docs)
+>>> same = ref.check(rng.normal(size=(200, 3)), np.repeat(np.arange(40), 5))
+>>> bool(same.shifted)
+False
+>>> moved = ref.check(rng.normal(2.0, 1.0, size=(200, 3)), np.repeat(np.arange(40), 5))
+>>> bool(moved.shifted), float(moved.share_novel) > 0.5
+(True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import stats
+from sklearn.base import BaseEstimator
+from sklearn.covariance import LedoitWolf
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from confidence import persistence
+from confidence.features.build import FEATURE_NAMES
+
+__all__ = ["DomainCheck", "DomainReference", "domain_columns"]
+
+
+def domain_columns(X, names: Sequence[str] = FEATURE_NAMES, *, min_present: float = 0.05):
+    """Indices of the columns worth comparing: not the field-type one-hot (the schema's mix,
+    not the documents), present in at least ``min_present`` of the rows and not constant.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.0, np.nan], [2.0, 0.0, np.nan]])
+    >>> domain_columns(X, ["a", "type_id", "c"])
+    [0]
+    """
+    X = np.asarray(X, dtype=float)
+    out = []
+    for j, name in enumerate(names):
+        v = X[:, j][np.isfinite(X[:, j])]
+        if not name.startswith("type_") and len(v) >= min_present * len(X) and np.ptp(v) > 0:
+            out.append(j)
+    return out
+
+
+def _round(a: np.ndarray, digits: int) -> np.ndarray:
+    """Round to ``digits`` significant digits (what the JSON file stores)."""
+    return np.array([float(f"{x:.{digits}g}") for x in np.ravel(a)]).reshape(np.shape(a))
+
+
+@dataclass(frozen=True)
+class DomainCheck:
+    """Result of :meth:`DomainReference.check` for one batch.
+
+    ``doc_ids`` in first-seen order with their ``novelty_p`` (small = unlike the reference) and
+    ``out_of_domain`` (``novelty_p < alpha``); ``share_novel`` the batch's share of such
+    documents, ``batch_p`` Fisher's combination of the p-values and ``shifted`` the verdict.
+    """
+
+    doc_ids: tuple[str, ...]
+    novelty_p: np.ndarray
+    out_of_domain: np.ndarray
+    share_novel: float
+    batch_p: float
+    shifted: bool
+
+    def per_document(self) -> dict[str, tuple[float, bool]]:
+        """doc_id -> (novelty_p, out_of_domain)."""
+        return {
+            d: (float(p), bool(o))
+            for d, p, o in zip(self.doc_ids, self.novelty_p, self.out_of_domain, strict=True)
+        }
+
+
+@persistence.register_part("domain_reference", format_version=1)
+class DomainReference(BaseEstimator):
+    """A sketch of reference feature rows and the novelty test against it (module docstring).
+
+    Parameters
+    ----------
+    columns : sequence of int
+        Feature columns compared (indices into the rows passed to ``fit`` and ``check``).
+    optional_columns : sequence of int, default ()
+        Those of ``columns`` a caller may lack all at once (page features); see step 3.
+    max_values : int, default 400
+        Reference values stored per feature (an evenly spaced subsample of the sorted values).
+    alpha : float, default 0.01
+        A document is out of domain when its ``novelty_p < alpha``.
+    batch_level : float, default 0.01
+        A batch is shifted when Fisher's combined p-value is below this ...
+    max_median : float, default 0.25
+        ... and the median novelty p-value of its documents is at most this.
+    random_state : int, default 0
+        Seed of the document split (sketch half / calibration half).
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "columns": ["array-like"],
+        "optional_columns": ["array-like"],
+        "max_values": [Interval(Integral, 10, None, closed="left")],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "batch_level": [Interval(Real, 0, 1, closed="neither")],
+        "max_median": [Interval(Real, 0, 1, closed="both")],
+        "random_state": [Interval(Integral, None, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        *,
+        columns: Sequence[int] = (),
+        optional_columns: Sequence[int] = (),
+        max_values: int = 400,
+        alpha: float = 0.01,
+        batch_level: float = 0.01,
+        max_median: float = 0.25,
+        random_state: int = 0,
+    ) -> None:
+        self.columns = columns
+        self.optional_columns = optional_columns
+        self.max_values = max_values
+        self.alpha = alpha
+        self.batch_level = batch_level
+        self.max_median = max_median
+        self.random_state = random_state
+
+    def fit(self, X, *, groups) -> DomainReference:
+        """Sketch reference rows ``X`` (one per field; ``groups`` = their documents)."""
+        self._validate_params()
+        X = np.asarray(X, dtype=float)[:, list(self.columns)]
+        groups = np.asarray(groups)
+        if len(X) != len(groups):
+            raise ValueError("groups needs one document id per row of X")
+        docs = np.unique(groups)
+        if len(docs) < 20:
+            raise ValueError(f"{len(docs)} reference documents; need at least 20")
+        rng = np.random.default_rng(self.random_state)
+        held = np.isin(groups, rng.choice(docs, size=len(docs) // 2, replace=False))
+        self.values_ = [self._sketch(X[~held, j]) for j in range(X.shape[1])]
+        Z = self._z(X[~held])
+        self.precision_ = _round(LedoitWolf().fit(Z).precision_, 8)
+        self.reference_distances_ = np.sort(self._doc_distances(X[held], groups[held])[1])
+        core = self._core()
+        self.core_precision_ = None
+        self.core_distances_ = None
+        if len(core) < X.shape[1]:
+            self.core_precision_ = _round(LedoitWolf().fit(Z[:, core]).precision_, 8)
+            Xc = X[held].copy()
+            Xc[:, ~np.isin(np.arange(X.shape[1]), core)] = np.nan
+            self.core_distances_ = np.sort(self._doc_distances(Xc, groups[held])[1])
+        return self
+
+    def _core(self) -> np.ndarray:
+        """Positions (within ``columns``) of the columns that are not optional."""
+        optional = set(int(c) for c in self.optional_columns)
+        return np.array([i for i, c in enumerate(self.columns) if int(c) not in optional], int)
+
+    def _sketch(self, v: np.ndarray) -> np.ndarray:
+        v = np.sort(v[np.isfinite(v)])
+        if len(v) > self.max_values:
+            v = v[np.linspace(0, len(v) - 1, self.max_values).round().astype(int)]
+        return _round(v, 6)
+
+    def _z(self, X: np.ndarray) -> np.ndarray:
+        Z = np.zeros_like(X)
+        for j, ref in enumerate(self.values_):
+            x = X[:, j]
+            ok = np.isfinite(x)
+            if len(ref) == 0 or not ok.any():
+                continue
+            lo = np.searchsorted(ref, x[ok], side="left")
+            hi = np.searchsorted(ref, x[ok], side="right")
+            n = len(ref)
+            F = np.clip((lo + hi) / (2 * n), 0.5 / n, 1 - 0.5 / n)
+            Z[ok, j] = stats.norm.ppf(F)
+        return Z
+
+    def _doc_distances(self, X: np.ndarray, groups) -> tuple[list[str], np.ndarray]:
+        """Mean row distance per document; rows without any optional column use the core view."""
+        Z = self._z(X)
+        d = np.einsum("ij,jk,ik->i", Z, self.precision_, Z)
+        if getattr(self, "core_precision_", None) is not None:
+            core = self._core()
+            lacking = ~np.isfinite(np.delete(X, core, axis=1)).any(axis=1)
+            Zc = Z[np.ix_(lacking, core)]
+            d[lacking] = np.einsum("ij,jk,ik->i", Zc, self.core_precision_, Zc)
+        ids, first, inv = np.unique(np.asarray(groups), return_index=True, return_inverse=True)
+        mean = np.bincount(inv, weights=d) / np.bincount(inv)
+        order = np.argsort(first)  # first-seen order
+        return [str(i) for i in ids[order]], mean[order]
+
+    def novelty_p(self, X, groups) -> tuple[list[str], np.ndarray]:
+        """(doc_ids, conformal p-value per document); small = unlike the reference."""
+        check_is_fitted(self, "values_")
+        X = np.asarray(X, dtype=float)[:, list(self.columns)]
+        ids, d = self._doc_distances(X, groups)
+        p = self._p(d, self.reference_distances_)
+        if self.core_distances_ is not None:  # documents scored without their optional columns
+            opt = ~np.isin(np.arange(X.shape[1]), self._core())
+            rows_with = np.isfinite(X[:, opt]).any(axis=1)
+            has = {str(g) for g, w in zip(groups, rows_with, strict=True) if w}
+            lack = np.array([i not in has for i in ids], dtype=bool)
+            p[lack] = self._p(d[lack], self.core_distances_)
+        return ids, p
+
+    @staticmethod
+    def _p(d: np.ndarray, ref: np.ndarray) -> np.ndarray:
+        n_far = len(ref) - np.searchsorted(ref, d, side="left")
+        return (1 + n_far) / (len(ref) + 1)
+
+    def check(self, X, groups) -> DomainCheck:
+        """Novelty per document and the batch verdict for rows ``X`` of documents ``groups``."""
+        ids, p = self.novelty_p(X, groups)
+        ood = p < self.alpha
+        n = len(p)
+        batch_p = float(stats.combine_pvalues(p, method="fisher").pvalue) if n else 1.0
+        share = float(ood.mean()) if n else 0.0
+        shifted = bool(n and batch_p < self.batch_level and np.median(p) <= self.max_median)
+        return DomainCheck(tuple(ids), p, ood, share, batch_p, shifted)
+
+    # -- persistence ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        check_is_fitted(self, "values_")
+        return {
+            "params": {
+                **self.get_params(),
+                "columns": [int(c) for c in self.columns],
+                "optional_columns": [int(c) for c in self.optional_columns],
+            },
+            "values": [v.tolist() for v in self.values_],
+            "precision": self.precision_.tolist(),
+            "reference_distances": self.reference_distances_.tolist(),
+            "core_precision": None
+            if self.core_precision_ is None
+            else self.core_precision_.tolist(),
+            "core_distances": None
+            if self.core_distances_ is None
+            else self.core_distances_.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DomainReference:
+        ref = cls(**d["params"])
+        ref.values_ = [np.asarray(v, dtype=float) for v in d["values"]]
+        ref.precision_ = np.asarray(d["precision"], dtype=float)
+        ref.reference_distances_ = np.asarray(d["reference_distances"], dtype=float)
+        core = d.get("core_precision")
+        ref.core_precision_ = None if core is None else np.asarray(core, dtype=float)
+        dist = d.get("core_distances")
+        ref.core_distances_ = None if dist is None else np.asarray(dist, dtype=float)
+        if ref.precision_.shape != (len(ref.columns),) * 2 or len(ref.values_) != len(ref.columns):
+            raise ValueError("domain reference sketch does not match its columns")
+        return ref
