@@ -53,7 +53,7 @@ from confidence.features.build import (
 from confidence.fusion import FusionClassifier
 from confidence.readings import CallResult, FieldReading, RunRecord
 from confidence.records import align_documents, as_call_result, as_run_record
-from confidence.routing import decide, reasons, straight_through
+from confidence.routing import decide, guard_instructions, reasons, straight_through
 from confidence.sampling import BALANCE_MODES, balance_weights, split_documents
 from confidence.schema import Schema
 from confidence.scores import FieldScore
@@ -342,6 +342,7 @@ class ConfidenceEngine(BaseEstimator):
             for i, w in zip(np.flatnonzero(ok), words, strict=True):
                 # reviewed only because no threshold can be certified: say that first
                 why[i] = [UNCERTIFIED, *w[:2]] if not math.isfinite(lam[i]) else w
+        dec, why = guard_instructions(dec, why, rows.instructions)
         unseen = {t for t in rows.field_types if t not in self.field_types_seen_}
         if unseen:
             warnings.warn(
