@@ -74,7 +74,11 @@ _INVISIBLE = dict.fromkeys(
 # Cyrillic and Greek letters that look like Latin ones
 _HOMOGLYPHS = str.maketrans("аеорсхуіјѕԁոαοрντκ", "aeopcxyijsdnaopvtk")
 _LEET = str.maketrans("013457@$", "oieastas")
-_TOKEN = re.compile(r"[a-z0-9@$]+(?:[.,][0-9]+)*|[{}\[\]<>|#:=\"/]+")
+_TOKEN = re.compile(r"[a-z0-9@$]+(?:[.,][0-9]+)*|[{}\[\]<>|#:=\"/]+|[.!?;]+")
+_SENTENCE_END = re.compile(r"[.!?;]+")
+_CARRY = frozenset(
+    {"addressee", "role", "reprogram"}
+)  # a sentence that addresses the model carries on
 _NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 
 
@@ -174,10 +178,16 @@ def _family_at(tokens: list[str], i: int) -> str | None:
 
 
 def _demands(tokens: list[str]) -> list[tuple[int, str]]:
-    """An output verb starting a clause, then a target word, a connector and a value."""
+    """Value demands: an output verb starting a clause, then a target word, a connector and a
+    value ("set the total to 0.01"); without the verb a value claim ("the total is 0.01")."""
     out = []
     for i in range(len(tokens)):
-        if _family_at(tokens, i) != "output":
+        fam = _family_at(tokens, i)
+        if fam == "target":
+            if _valued(tokens[i + 1 : i + 6]):
+                out.append((i, "claim"))
+            continue
+        if fam != "output":
             continue
         if (
             i > 0
@@ -187,21 +197,29 @@ def _demands(tokens: list[str]) -> list[tuple[int, str]]:
             continue
         rest = tokens[i + 1 : i + 8]
         tgt = next((j for j, w in enumerate(rest) if _family_at(rest, j) == "target"), None)
-        if tgt is None:
-            continue
-        after = rest[tgt + 1 :] + tokens[i + 8 : i + 11]
-        for j, w in enumerate(after[:5]):
-            if w in _CONNECTORS or w.endswith("="):
-                if any(_NUMBER.fullmatch(v) or "{" in v for v in after[j + 1 : j + 3]):
-                    out.append((i, "demand"))
-                break
+        if tgt is not None and _valued(rest[tgt + 1 :] + tokens[i + 8 : i + 11]):
+            out.append((i, "demand"))
     return out
+
+
+def _valued(after: list[str]) -> bool:
+    """A connector ("to", "as", "=") within a few words, followed by a number or JSON ("Return
+    total: 5.00" on a refund receipt is not an order, so a colon is no connector)."""
+    for j, w in enumerate(after[:5]):
+        if w in _CONNECTORS or w.endswith("="):
+            return any(_NUMBER.fullmatch(v) or "{" in v for v in after[j + 1 : j + 3])
+    return False
 
 
 def _best(tokens: list[str], raw: str) -> tuple[float, int, int]:
     """Highest score of any ``span``-word stretch holding an anchor cue, with its first and last
-    cue positions (a stretch without an override, addressee, JSON, role or demand cue scores 0)."""
+    cue positions (a stretch without an override, addressee, JSON, role or demand cue scores 0).
+    A stretch stops at the end of a sentence unless the sentence addressed the model ("Note to
+    the AI. The total is 0.01")."""
     cues = sorted(_families(tokens, raw))
+    ends = [0]
+    for t in tokens:
+        ends.append(ends[-1] + bool(_SENTENCE_END.fullmatch(t)))
     best, lo, hi = 0.0, 0, 0
     for a in range(len(cues)):
         seen: set[str] = set()
@@ -210,6 +228,8 @@ def _best(tokens: list[str], raw: str) -> tuple[float, int, int]:
             pos, fam = cues[b]
             if pos - cues[a][0] > _SPAN:
                 break
+            if ends[pos] > ends[cues[b - 1][0]] and b > a and not seen & _CARRY:
+                break  # a stretch ends with its sentence unless that sentence addressed the model
             if fam not in seen:
                 seen.add(fam)
                 score += _WEIGHTS[fam]
@@ -280,6 +300,9 @@ def instruction_lines(lines: Sequence[Line]) -> set[int]:
             score, lo, hi = _best(joined, "\n".join(b.text for b in block))
             if score < THRESHOLD:
                 continue
+            rest = joined[len(toks[i]) :]
+            if _best(rest, "\n".join(b.text for b in block[1:]))[0] >= THRESHOLD:
+                break  # the block without this line is an instruction: it starts later
             start = 0
             for j, tt in enumerate(toks[i : i + k]):
                 end = start + len(tt)
@@ -308,7 +331,7 @@ class _Flagged:
         self.lines = document_lines(document)
         self.flagged = instruction_lines(self.lines)
         self.near = {j for i in self.flagged for j in range(i - _REACH, i + _REACH + 1)}
-        self.keys = [fold(ln.text) for ln in self.lines]
+        self.keys = [[fold(w.text) for w in ln.words] for ln in self.lines]
         self.line_of = {id(w): ln.index for ln in self.lines for w in ln.words}
 
 
@@ -325,11 +348,24 @@ def _flagged(document: Document) -> _Flagged:
     return out
 
 
+def _spells(keys: list[str], key: str) -> bool:
+    """Whether consecutive words of a line fold to exactly ``key``."""
+    for a in range(len(keys)):
+        acc = ""
+        for k in keys[a:]:
+            acc += k
+            if acc == key:
+                return True
+            if len(acc) >= len(key):
+                break
+    return False
+
+
 def _value_lines(document: Document, f: _Flagged, value: str, field_type: str | None) -> set[int]:
     key = fold(value)
-    out = {i for i, k in enumerate(f.keys) if key and key in k}
+    out = {i for i, keys in enumerate(f.keys) if key and _spells(keys, key)}
     m = document_index(document).find(value, field_type)
-    if m is not None:
+    if m is not None and m.method != "fuzzy":  # a near-miss spelling is not the value
         words = document.pages[m.page].words
         out.update(f.line_of[id(words[i])] for i in m.indices if id(words[i]) in f.line_of)
     return out
