@@ -21,6 +21,7 @@ SYSTEM = (
     "object and nothing else."
 )
 
+
 def safe_lines(lines: list[Line]) -> list[Line]:
     """The lines that do not look like instructions to the model (indices kept).
 
