@@ -108,6 +108,9 @@ _WEAK = frozenset({"target", "weak_addressee"})
 def fold_instruction_text(text: str) -> str:
     """Fold text for cue matching: invisible characters out, accents off, leetspeak read.
 
+    A word mixing letters and digits is read as leetspeak only when that turns it into a cue word
+    of three letters or more ("1gn0re" is "ignore"; "SS21/1A" and "A1" stay as printed).
+
     Examples
     --------
     >>> fold_instruction_text("1GNORE pre\\u200bvious  Ínstructions")
@@ -121,8 +124,9 @@ def fold_instruction_text(text: str) -> str:
     for w in t.split():
         if any(c.isalpha() for c in w) and any(c in "013457@$" for c in w):
             core = w.strip(".,;:!?()\"'")
-            if not _NUMBER.fullmatch(core) and not re.search(r"\d[.,]\d", core):
-                w = w.translate(_LEET)
+            read = core.translate(_LEET)
+            if len(read) >= 3 and read.isalpha() and _family_at([read], 0) is not None:
+                w = w.replace(core, read)
         words.append(w)
     t = " ".join(words)
     # letters spaced out one by one ("i g n o r e") are one word
