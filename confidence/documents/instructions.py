@@ -70,6 +70,7 @@ _SENTENCE_END = re.compile(r"[.!?;]+")
 # a sentence that addresses the model carries on into the next one
 _CARRY = frozenset({"addressee", "role", "reprogram"})
 _NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
+_JSON = re.compile(r'\{\s*"|"[\w ]{1,30}"\s*:\s*["\d{\[]')  # {"... or "key": value
 
 
 def _cue_table() -> tuple[dict[tuple[str, ...], str], list[tuple[str, str]], int]:
@@ -149,7 +150,7 @@ def _families(tokens: list[str], raw: str) -> list[tuple[int, str]]:
         else:
             i += 1
     out.extend(_demands(tokens))
-    if re.search(r"[{,]\s*\"[a-z_ ]{1,30}\"\s*:", raw) or re.search(r"\{\s*\"", raw):
+    if _JSON.search(raw):
         out.append((_first(tokens, "{", '"'), "json"))
     rows = [fold_instruction_text(r).replace(" ", "") for r in raw.split("\n")]
     if any(r.startswith(_LINE_ROLES) for r in rows) or any(m in r for r in rows for m in _ROLES):
