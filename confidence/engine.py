@@ -61,7 +61,7 @@ from confidence.features.build import (
 from confidence.fusion import FusionClassifier
 from confidence.readings import CallResult, FieldReading, RunRecord
 from confidence.records import align_documents, as_call_result, as_run_record
-from confidence.routing import decide, overrides, reasons, straight_through
+from confidence.routing import decide, guard_instructions, overrides, reasons, straight_through
 from confidence.sampling import BALANCE_MODES, balance_weights, split_documents
 from confidence.schema import Schema
 from confidence.scores import FieldScore
@@ -464,6 +464,7 @@ class ConfidenceEngine(BaseEstimator):
                 "may not hold for this batch; re-tune on labelled documents of this domain",
                 stacklevel=3,
             )
+        dec, why = guard_instructions(dec, why, rows.instructions)
         prints = self.fingerprints()
         top = [(n, FEATURE_NAMES.index(n)) for n in self.top_features(features)] if features else []
         unseen = {t for t in rows.field_types if t not in self.field_types_seen_}

@@ -23,6 +23,10 @@ Image-quality features (``q_*``) are measured on every page, a rendered digital 
 words like "JPEG artefacts" or "blurry region" only make sense for a page that is an image: a row
 whose value sits on a digital PDF page (``ocr_source_pdf == 1``, the page of the reported value)
 never cites them, in either direction; its other features give the reasons.
+
+Instruction-like text (a prompt injection, see :mod:`confidence.documents.instructions`) near
+a value overrides the score: :func:`guard_instructions` sends the field to review whatever its
+confidence, with the reason first.
 """
 
 from __future__ import annotations
@@ -35,10 +39,12 @@ import numpy as np
 
 __all__ = [
     "ACCEPT",
+    "INSTRUCTION_REASONS",
     "PHRASES",
     "REVIEW",
     "Decision",
     "decide",
+    "guard_instructions",
     "overrides",
     "phrase",
     "reasons",
@@ -303,6 +309,38 @@ def reasons(
                     break
         out.append(words)
     return out
+
+
+INSTRUCTION_REASONS: dict[str, str] = {
+    "near": "instruction-like text near the value",
+    "document": "instruction-like text in the document; value not found on the page",
+}
+"""Reason of a forced review, by :func:`~confidence.documents.instructions.instruction_near`."""
+
+
+def guard_instructions(
+    decisions: np.ndarray, why: list[list[str]], instructions: Sequence[str | None]
+) -> tuple[np.ndarray, list[list[str]]]:
+    """Send fields near instruction-like text to review, that reason first.
+
+    ``instructions[i]`` is ``"near"``, ``"document"`` or None (no override); a field that was
+    already reviewed keeps its other reasons after this one.
+
+    Examples
+    --------
+    >>> dec, why = guard_instructions(np.array(["accept", "accept"], dtype=object),
+    ...                               [["Hunter and Mapper agree"], []], ["near", None])
+    >>> dec.tolist(), why[0]
+    (['review', 'accept'], ['instruction-like text near the value'])
+    """
+    dec = np.array(decisions, dtype=object)
+    out = [list(w) for w in why]
+    for i, flag in enumerate(instructions):
+        if flag is not None:
+            keep = out[i] if dec[i] == REVIEW else []  # an accept's reasons no longer apply
+            dec[i] = REVIEW
+            out[i] = [INSTRUCTION_REASONS[flag], *keep]
+    return dec, out
 
 
 def straight_through(doc_ids: Iterable[str], decisions: Iterable[str]) -> dict[str, bool]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from confidence.documents.instructions import instruction_near
 from confidence.documents.search import document_index
 from confidence.documents.text import fold
 from confidence.errors import DatasetError
@@ -237,7 +238,10 @@ class RecordRows:
     ``status[i]`` is the document's :func:`~confidence.readings.document_status`: ``"ok"``,
     ``"partial"`` (one reading survived; the row is scored on it) or ``"error"`` (the run failed
     for that document; its row of ``X`` is NaN and must not be scored); ``error[i]`` the reason
-    or a note.
+    or a note. ``instructions[i]`` says whether instruction-like text (a prompt injection) sits
+    near the value: ``"near"``, ``"document"`` (the document has some and the value is not on
+    the page) or None (see :func:`~confidence.documents.instructions.instruction_near`); it is
+    a routing signal, not a model feature.
     """
 
     X: np.ndarray
@@ -249,6 +253,7 @@ class RecordRows:
     mapper_values: list[str | None]
     status: list[str]
     error: list[str | None]
+    instructions: list[str | None]
 
     def __len__(self) -> int:
         return len(self.doc_ids)
@@ -322,7 +327,7 @@ def record_rows(
     documents = documents or {}
     todo: list[tuple] = []
     rows_doc_missing: list[bool] = []
-    out = RecordRows(np.empty(0), [], [], [], [], [], [], [], [])
+    out = RecordRows(np.empty(0), [], [], [], [], [], [], [], [], [])
     for rec in records:
         doc = documents.get(rec.doc_id)
         have_doc = doc is not None
@@ -342,7 +347,15 @@ def record_rows(
             if failed:
                 out.status.append("error")
                 out.error.append(why)
+                out.instructions.append(None)
                 continue
+            out.instructions.append(
+                instruction_near(
+                    doc, (out.values[-1], out.hunter_values[-1], out.mapper_values[-1]), f.type
+                )
+                if have_doc
+                else None
+            )
             out.status.append(status)
             out.error.append(why or (None if h is not None or m is not None else _NOT_IN_RUN))
             todo.append((f, doc, h, m))
@@ -367,4 +380,5 @@ def record_rows(
         out.mapper_values,
         out.status,
         out.error,
+        out.instructions,
     )

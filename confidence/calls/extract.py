@@ -16,8 +16,8 @@ from typing import Any
 
 from confidence.calls.hunter import HUNTER_MODES, run_hunter
 from confidence.calls.mapper import run_mapper
-from confidence.calls.prompts import looks_like_instruction
 from confidence.calls.samples import self_consistency, verbalized_confidence
+from confidence.documents.instructions import instruction_lines
 from confidence.documents.lines import document_lines
 from confidence.llm.base import LLMClient
 from confidence.llm.deadline import DeadlineClient
@@ -128,10 +128,11 @@ def extract_document(
             meta=meta,
             seconds=time.perf_counter() - t0,
         )
+    flagged = instruction_lines(lines)
     warnings: list[str] = [
         f"line {ln.index} looks like an instruction to the model and was withheld: {ln.text[:80]!r}"
         for ln in lines
-        if looks_like_instruction(ln.text)
+        if ln.index in flagged
     ]
     hunter = _guard(
         "hunter", run_hunter, schema, lines, client, mode=hunter_mode, max_candidates=max_candidates

@@ -79,6 +79,7 @@ class LabelledTable:
             pick(r.mapper_values),
             pick(r.status),
             pick(r.error),
+            pick(r.instructions),
         )
         return LabelledTable(
             rows,
@@ -94,7 +95,7 @@ def _concat(parts: list[RecordRows]) -> RecordRows:
     from confidence.features.build import FEATURE_NAMES
 
     if not parts:
-        return RecordRows(np.empty((0, len(FEATURE_NAMES))), [], [], [], [], [], [], [], [])
+        return RecordRows(np.empty((0, len(FEATURE_NAMES))), [], [], [], [], [], [], [], [], [])
     X = np.vstack([p.X for p in parts])
     names = list(RecordRows.__dataclass_fields__)[1:]
     lists = [[v for p in parts for v in getattr(p, a)] for a in names]

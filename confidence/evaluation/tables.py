@@ -25,7 +25,7 @@ def routing_summary(table: LabelledTable, accepted: np.ndarray) -> dict[str, flo
     >>> from confidence.evaluation.table import LabelledTable
     >>> from confidence.features.build import RecordRows
     >>> rows = RecordRows(np.zeros((3, 1)), ["a", "a", "b"], *[["x"] * 3] * 5, ["ok"] * 3,
-    ...                   [None] * 3)
+    ...                   [None] * 3, [None] * 3)
     >>> t = LabelledTable(rows, np.array([1, 0, 1]), [None] * 3, {}, {})
     >>> routing_summary(t, np.array([True, False, True]))["straight_through_documents"]
     0.5
