@@ -165,3 +165,27 @@ def test_html_page_is_self_contained(tmp_path):
     rep = monitor(batch(rng, 50), batch(rng, 50, degraded=True))
     text = write_monitoring_html(rep, tmp_path / "m.html").read_text()
     assert text.startswith("<!DOCTYPE html>") and "<script" not in text
+
+
+def test_monitor_report_becomes_a_section_of_the_evaluation_report(tmp_path):
+    from confidence.report import build_report
+
+    rng = np.random.default_rng(7)
+    ref = _write(tmp_path / "ref.jsonl", batch(rng, 60))
+    scans = _write(tmp_path / "scans.jsonl", batch(rng, 60, degraded=True))
+    folder = tmp_path / "eval"
+    folder.mkdir()
+    rows = [
+        {"doc_id": f"d{i}", "field": "total", "correct": i % 4 != 0,
+         "extractconf": (i % 4 != 0) * 0.5 + i / 40}
+        for i in range(20)
+    ]  # fmt: skip
+    (folder / "scores.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    before = build_report(folder).read_text()
+    assert '<section id="monitoring">' in before and "extractconf monitor" in before
+    argv = ["monitor", "--reference", ref, "--current", scans]
+    assert main([*argv, "--out", str(folder / "monitor.json")]) == 1
+    after = build_report(folder).read_text()
+    section = after[after.index('<section id="monitoring">') :]
+    section = section[: section.index("</section>")]
+    assert "Verdict" in section and "drift" in section

@@ -22,12 +22,16 @@
     ``{"feature_names", "rows", "values", "base_values", "data"}``: fusion contributions
     (log-odds) of a sample of the rows of ``scores.jsonl`` (``rows`` = their line indices), for
     shap's own beeswarm and waterfall plots.
+``monitor.json`` (optional)
+    An ``extractconf monitor --out`` report: rendered as the monitoring section (verdict,
+    fingerprint changes, audited accuracy against the target, per-field tests).
 
 Sections: metrics table (every method), reliability diagrams before/after calibration,
 risk-coverage curves (every method on one plot), coverage at 95/98/99/99.5% accuracy, per-field
 table, per-group coverage and accuracy (rows with a ``group``, thresholds tuned with
 ``--groups``), top SHAP features with shap's beeswarm and a waterfall of the most confident
-wrong field, the ten most confident wrong fields with their reasons. A section whose input is
+wrong field, the ten most confident wrong fields with their reasons, monitoring (drift and
+guarantee verdict of ``monitor.json``). A section whose input is
 missing shows a note instead; images are inline base64 PNGs, so the file works offline
 and can be mailed as is.
 

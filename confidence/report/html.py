@@ -530,6 +530,22 @@ def _confident_wrong(inp: ReportInputs) -> str:
     )
 
 
+def _monitoring(inp: ReportInputs) -> str:
+    if inp.monitor is None:
+        return _section(
+            "monitoring",
+            "Monitoring",
+            _note(
+                "no monitor.json: compare new scored rows with a reference by "
+                "`extractconf monitor --reference REF --current NEW --out DIR/monitor.json`, "
+                "then rebuild this report with `python -m confidence.report DIR`"
+            ),
+        )
+    from confidence.report.monitoring import monitoring_section  # it imports this module
+
+    return monitoring_section(inp.monitor)
+
+
 SECTIONS: tuple[tuple[str, str, Callable[[ReportInputs], str]], ...] = (
     ("metrics", "Metrics", _metrics),
     ("reliability", "Reliability", _reliability),
@@ -539,6 +555,7 @@ SECTIONS: tuple[tuple[str, str, Callable[[ReportInputs], str]], ...] = (
     ("per-group", "Per group", _per_group),
     ("shap", "SHAP", _shap),
     ("confident-wrong", "Confident wrong", _confident_wrong),
+    ("monitoring", "Monitoring", _monitoring),
 )
 """(anchor id, navigation label, renderer) of every report section, in order."""
 

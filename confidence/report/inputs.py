@@ -32,6 +32,7 @@ SCORES_FILE = "scores.jsonl"
 IMPORTANCE_FILE = "feature_importance.json"
 THRESHOLDS_FILE = "thresholds.json"
 SHAP_FILE = "shap.json"
+MONITOR_FILE = "monitor.json"
 
 EXTRA_COLUMNS: tuple[str, ...] = ("correct", "extractconf_raw", "threshold", "confidence")
 """Numeric columns of ``scores.jsonl`` that are not confidence methods."""
@@ -56,6 +57,8 @@ class ReportInputs:
     shap : dict or None
         ``shap.json``: ``feature_names``, ``values`` (rows x features, log-odds),
         ``base_values``, ``data`` (the feature values).
+    monitor : dict or None
+        ``monitor.json``: an ``extractconf monitor --out`` report (verdict, per-field tests).
     meta : dict
         The other top-level keys of ``metrics.json`` (``evaluation``, ``routing``, ...).
     notes : tuple of str
@@ -69,6 +72,7 @@ class ReportInputs:
     importance: dict[str, float] | None = None
     thresholds: dict[str, Any] | None = None
     shap: dict[str, Any] | None = None
+    monitor: dict[str, Any] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -233,6 +237,10 @@ def load_inputs(out_dir: str | Path) -> ReportInputs:
     ):
         notes.append(f"{SHAP_FILE}: expected feature_names, values, base_values, data; skipped")
         shap_values = None
+    monitor = _read_json(d / MONITOR_FILE, notes)
+    if monitor is not None and not (isinstance(monitor, Mapping) and "verdict" in monitor):
+        notes.append(f"{MONITOR_FILE}: not an `extractconf monitor` report; skipped")
+        monitor = None
     return ReportInputs(
         out_dir=d,
         metrics=metrics,
@@ -243,6 +251,7 @@ def load_inputs(out_dir: str | Path) -> ReportInputs:
         else {str(k): float(v) for k, v in importance.items()},
         thresholds=thresholds,
         shap=shap_values,
+        monitor=None if monitor is None else dict(monitor),
         meta=meta,
         notes=tuple(notes),
     )

@@ -103,7 +103,27 @@ def write_eval_dir(d, *, n_docs=120, seed=0, nested=False, with_optional=True):
             "data": data,
         }
         (d / "shap.json").write_text(json.dumps(shap_json))  # fmt: skip
+        (d / "monitor.json").write_text(json.dumps(_monitor_report(out)))
     return out
+
+
+def _monitor_report(rows) -> dict:
+    """An ``extractconf monitor`` report of the rows against themselves (no drift)."""
+    from confidence.monitoring import monitor
+
+    scored = [
+        {"doc_id": r["doc_id"], "field": r["field"], "confidence": r["extractconf"],
+         "decision": "accept" if r["extractconf"] > 0.5 else "review"}
+        for r in rows
+    ]  # fmt: skip
+    audits = [
+        {"doc_id": r["doc_id"], "field": r["field"], "shown_value": "x", "final_value": "x",
+         "action": "accept", "audit": True, "p_sample": 0.05, "reviewer": "t",
+         "time": "2026-01-01T00:00:00Z"}
+        for r in scored
+        if r["decision"] == "accept"
+    ]  # fmt: skip
+    return monitor(scored, scored, audits)
 
 
 def _images(html: str) -> list[bytes]:
