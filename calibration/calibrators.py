@@ -66,6 +66,17 @@ def _check_fit_input(scores, y) -> tuple[np.ndarray, np.ndarray]:
     return s, y.astype(int)
 
 
+def _check_weight(sample_weight, n: int) -> np.ndarray | None:
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=float)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight has {w.size} values for {n} scores; pass one per score")
+    if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise ValueError("sample_weight must be finite, >= 0 and not all 0")
+    return w
+
+
 def _require_two_classes(y: np.ndarray, who: str) -> None:
     if len(np.unique(y)) < 2:
         raise ValueError(
@@ -124,13 +135,20 @@ class IsotonicCalibrator(BaseEstimator):
         self.increasing = increasing
         self.tie_break = tie_break
 
-    def fit(self, scores, y, *, signals=None, groups=None) -> IsotonicCalibrator:
-        """Fit on calibration scores and 0/1 correctness (``signals``/``groups`` are ignored)."""
+    def fit(
+        self, scores, y, *, signals=None, groups=None, sample_weight=None
+    ) -> IsotonicCalibrator:
+        """Fit on calibration scores and 0/1 correctness (``signals``/``groups`` are ignored).
+
+        ``sample_weight`` (e.g. inverse sampling probabilities of reviewed fields) weights the
+        rows of the isotonic fit.
+        """
         self._validate_params()
         s, y = _check_fit_input(scores, y)
+        w = _check_weight(sample_weight, len(s))
         iso = IsotonicRegression(
             y_min=0.0, y_max=1.0, increasing=self.increasing, out_of_bounds="clip"
-        ).fit(s, y)
+        ).fit(s, y, sample_weight=w)
         self.X_thresholds_ = np.asarray(iso.X_thresholds_, dtype=float)
         self.y_thresholds_ = np.asarray(iso.y_thresholds_, dtype=float)
         return self
@@ -207,21 +225,28 @@ class PlattCalibrator(BaseEstimator):
             return _logit(s)
         return s
 
-    def fit(self, scores, y, *, signals=None, groups=None) -> PlattCalibrator:
-        """Fit on calibration scores and 0/1 correctness (``signals``/``groups`` are ignored)."""
+    def fit(
+        self, scores, y, *, signals=None, groups=None, sample_weight=None
+    ) -> PlattCalibrator:
+        """Fit on calibration scores and 0/1 correctness (``signals``/``groups`` are ignored).
+
+        ``sample_weight`` weights each row's log-loss (and Platt's class counts).
+        """
         self._validate_params()
         s, y = _check_fit_input(scores, y)
         _require_two_classes(y, "PlattCalibrator")
+        w = _check_weight(sample_weight, len(s))
+        w = np.ones(len(s)) if w is None else w
         t = self._transform(s)
-        n_pos = y.sum()
-        target = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (len(y) - n_pos + 2))
+        n_pos, n_neg = w[y == 1].sum(), w[y == 0].sum()
+        target = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
 
         def loss(ab: np.ndarray) -> tuple[float, np.ndarray]:
             z = ab[0] * t + ab[1]
             p = expit(z)
             # log(1 + e^z) - target * z is the cross-entropy, stable for large |z|.
-            val = np.sum(np.logaddexp(0, z) - target * z)
-            g = p - target
+            val = np.sum(w * (np.logaddexp(0, z) - target * z))
+            g = w * (p - target)
             return float(val), np.array([np.dot(g, t), g.sum()])
 
         res = minimize(loss, np.array([1.0, 0.0]), jac=True, method="L-BFGS-B")
@@ -403,21 +428,28 @@ class LassoRecalibrator(BaseEstimator):
             return LogisticRegression(l1_ratio=1.0, C=c, solver="liblinear")
         return LogisticRegression(penalty="l1", C=c, solver="liblinear")
 
-    def fit(self, scores, y, *, signals=None, groups=None) -> LassoRecalibrator:
-        """Fit on scores, optional signals (2-D array or dict name -> column) and correctness."""
+    def fit(
+        self, scores, y, *, signals=None, groups=None, sample_weight=None
+    ) -> LassoRecalibrator:
+        """Fit on scores, optional signals (2-D array or dict name -> column) and correctness.
+
+        ``sample_weight`` weights the rows of the final fit and of the standardisation; the
+        choice of ``C`` by cross-validation stays unweighted.
+        """
         self._validate_params()
         s, y = _check_fit_input(scores, y)
         _require_two_classes(y, "LassoRecalibrator")
+        w = _check_weight(sample_weight, len(s))
         X, names = self._design(s, signals, None)
-        self.mean_ = X.mean(axis=0)
-        scale = X.std(axis=0)
+        self.mean_ = np.average(X, axis=0, weights=w)
+        scale = np.sqrt(np.average((X - self.mean_) ** 2, axis=0, weights=w))
         self.scale_ = np.where(scale > 0, scale, 1.0)  # constant signal: leave unscaled
         # penalty factor on the fused score: the L1 penalty on its coefficient is
         # ``score_penalty`` times the signals' (dividing a column by f multiplies its penalty by f)
         self.scale_[0] *= self.score_penalty
         Z = (X - self.mean_) / self.scale_
         self.C_ = self._choose_C(Z, y, groups)
-        model = self._model(self.C_).fit(Z, y)
+        model = self._model(self.C_).fit(Z, y, sample_weight=w)
         self.coef_ = model.coef_.ravel().astype(float)
         self.intercept_ = float(model.intercept_[0])
         self.feature_names_ = names
