@@ -37,6 +37,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("confidence.engine",),
     ("confidence.evaluation", "confidence.monitoring"),
     ("confidence.report",),
+    # the review app reads scored rows and documents; feedback reads its log
+    ("confidence.review",),
     ("confidence.demo", "confidence.sample"),
     ("confidence.cli",),
 ]

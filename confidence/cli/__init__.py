@@ -24,6 +24,7 @@ _COMMANDS = (
     "evaluate",
     "tune",
     "score",
+    "review",
     "monitor",
     "demo",
 )

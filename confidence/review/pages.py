@@ -1,0 +1,212 @@
+"""Documents for the review app: find a document's file under ``--documents``, render its pages,
+and locate a value's box on them.
+
+Only files under the documents folder are ever opened: a doc_id is looked up in a map built by
+walking the folder (a dataset folder's ``labels.jsonl`` when there is one), and a raw path asked
+for by URL must resolve inside the folder (:meth:`DocumentFolder.safe_file`).
+
+Pages are rendered from the original file (PDF pages with PDFium, images with Pillow), turned
+and straightened as ingestion did (``Page.rotation``, ``Page.deskew_deg``) so the normalised word
+boxes of :class:`~confidence.types.Page` land on the picture; a small LRU keeps recent renders.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from confidence.documents import SUPPORTED_SUFFIXES
+from confidence.documents.cache import DocumentCache
+from confidence.documents.search import document_index
+from confidence.errors import DocumentError, ExtractConfError
+from confidence.types import BBox, Document, Page
+
+_MAX_PIXELS = 60_000_000
+
+
+class DocumentFolder:
+    """The documents a review may show: ``doc_id -> file`` under one folder.
+
+    A dataset folder (``labels.jsonl``) maps its doc_ids to its files; any other folder maps
+    each supported file (searched recursively) by its name without the suffix and by its path
+    relative to the folder without the suffix (``a/inv`` for ``a/inv.pdf``), as ``extractconf
+    score`` names them. A name found twice is only reachable by its relative path.
+
+    Parameters
+    ----------
+    root : path
+    cache : DocumentCache, optional
+        OCR cache used to read the documents' words (for the value boxes).
+    keep : int, default 8
+        Documents kept in memory.
+    """
+
+    def __init__(self, root: str | Path, *, cache: DocumentCache | None = None, keep: int = 8):
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise ExtractConfError(f"--documents {root}: no such folder")
+        self.cache = cache if cache is not None else DocumentCache()
+        self.keep = keep
+        self.schema = None
+        self.files = self._scan()
+        self._docs: OrderedDict[str, Document | DocumentError] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _scan(self) -> dict[str, Path]:
+        if (self.root / "labels.jsonl").is_file():
+            from confidence.datasets.folder import Dataset
+
+            ds = Dataset.open(self.root, check_files=False)
+            self.schema = ds.schema
+            return {r.doc_id: Path(ds.path_of(r)).resolve() for r in ds.records}
+        out: dict[str, Path] = {}
+        stems: dict[str, list[Path]] = {}
+        for dirpath, _dirs, names in os.walk(self.root):
+            for name in sorted(names):
+                p = Path(dirpath, name)
+                if name.startswith(".") or p.suffix.lower() not in SUPPORTED_SUFFIXES:
+                    continue
+                out[p.relative_to(self.root).with_suffix("").as_posix()] = p
+                stems.setdefault(p.stem, []).append(p)
+        for stem, paths in stems.items():
+            if len(paths) == 1:
+                out.setdefault(stem, paths[0])
+        return out
+
+    def path_of(self, doc_id: str) -> Path | None:
+        """The file of ``doc_id``, or None when the folder has none."""
+        return self.files.get(doc_id)
+
+    def safe_file(self, relative: str) -> Path | None:
+        """``relative`` inside the folder as an existing file, or None (outside, missing, a link
+        out of it)."""
+        try:
+            p = (self.root / relative).resolve()
+        except (OSError, ValueError):
+            return None
+        if not p.is_relative_to(self.root) or not p.is_file():
+            return None
+        return p
+
+    def document(self, doc_id: str) -> Document | None:
+        """The ingested document (from the cache when possible); None when it has no file or
+        cannot be read (the app then shows the field without a picture)."""
+        with self._lock:
+            hit = self._docs.get(doc_id)
+            if hit is not None:
+                self._docs.move_to_end(doc_id)
+                return hit if isinstance(hit, Document) else None
+        path = self.path_of(doc_id)
+        if path is None:
+            return None
+        try:
+            doc: Document | DocumentError = self.cache.load(path, doc_id=doc_id)
+        except DocumentError as e:
+            doc = e
+        with self._lock:
+            self._docs[doc_id] = doc
+            while len(self._docs) > self.keep:
+                self._docs.popitem(last=False)
+        return doc if isinstance(doc, Document) else None
+
+
+def locate(
+    document: Document, value: str | None, field_type: str | None
+) -> tuple[int, BBox] | None:
+    """(0-based page, normalised box) where ``value`` is on ``document``, or None.
+
+    Examples
+    --------
+    >>> from confidence.types import Page, Word
+    >>> page = Page(1, 100, 100, (Word("Total", (0.1, 0.5, 0.2, 0.52)),
+    ...                           Word("12.50", (0.3, 0.5, 0.4, 0.52))), "pdf", 72.0)
+    >>> locate(Document("d", "d.pdf", (page,)), "12.50", "amount")
+    (0, (0.3, 0.5, 0.4, 0.52))
+    """
+    if value is None or not str(value).strip():
+        return None
+    m = document_index(document).find(str(value), field_type)
+    return None if m is None else (m.page, tuple(float(v) for v in m.bbox))
+
+
+def _raster(path: Path, page: Page, index: int, width: int) -> np.ndarray:
+    """The upright grey raster of page ``index`` of ``path``, about ``width`` pixels wide."""
+    if path.suffix.lower() == ".pdf":
+        from confidence.documents._pdf import open_pdf
+
+        with open_pdf(path) as pdf:
+            if index >= len(pdf):
+                raise DocumentError(path, f"has no page {index + 1}")
+            w_pt, h_pt = pdf[index].get_size()
+            if page.rotation in (90, 270):
+                w_pt = h_pt
+            from confidence.documents._pdf import render
+
+            gray, _dpi, _note = render(pdf, index, 72.0 * width / max(w_pt, 1.0), _MAX_PIXELS)
+    else:
+        from confidence.documents._images import iter_frames
+
+        for i, (frame, _dpi, _notes) in enumerate(iter_frames(path, _MAX_PIXELS)):
+            if i == index:
+                gray = frame
+                break
+        else:
+            raise DocumentError(path, f"has no page {index + 1}")
+    if page.rotation:
+        from confidence.documents._ocr import _TURNS
+
+        gray = cv2.rotate(gray, _TURNS[page.rotation])
+    if page.deskew_deg:
+        from confidence.documents._ocr import _deskew
+
+        gray = _deskew(gray, -page.deskew_deg)
+    if gray.shape[1] > width * 1.1:
+        height = round(gray.shape[0] * width / gray.shape[1])
+        gray = cv2.resize(gray, (width, height), interpolation=cv2.INTER_AREA)
+    return gray
+
+
+class PageRenderer:
+    """PNG pictures of document pages, with a small LRU of recent renders.
+
+    Parameters
+    ----------
+    width : int, default 1000
+        Width in pixels of the pictures.
+    keep : int, default 16
+        Pictures kept in memory.
+    """
+
+    def __init__(self, *, width: int = 1000, keep: int = 16) -> None:
+        self.width = width
+        self.keep = keep
+        self._cache: OrderedDict[tuple, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def png(self, path: Path, document: Document, index: int) -> bytes:
+        """PNG bytes of page ``index`` (0-based) of ``document`` read from ``path``."""
+        if not 0 <= index < len(document.pages):
+            raise DocumentError(path, f"has no page {index + 1}")
+        page = document.pages[index]
+        key = (str(path), index, page.rotation, page.deskew_deg)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        ok, buf = cv2.imencode(
+            ".png", _raster(path, page, index, self.width), [cv2.IMWRITE_PNG_COMPRESSION, 3]
+        )
+        if not ok:  # pragma: no cover - cv2 encodes any grey raster
+            raise DocumentError(path, f"page {index + 1} could not be encoded")
+        data = buf.tobytes()
+        with self._lock:
+            self._cache[key] = data
+            while len(self._cache) > self.keep:
+                self._cache.popitem(last=False)
+        return data
