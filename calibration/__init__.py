@@ -8,6 +8,9 @@
 * :mod:`~confidence.calibration.thresholds` — :class:`ThresholdSelector`, per-field thresholds with
   a finite-sample accuracy guarantee (Learn then Test), optionally per document group; it owns
   the (field, group) -> field -> type -> global fallback (:meth:`ThresholdSelector.lookup`);
+* :mod:`~confidence.calibration.sequential` — :class:`SequentialCertifier`, per-field thresholds
+  certified by anytime-valid e-processes over reviews that keep arriving (progressive unlocking,
+  inverse-probability weighted for audit sampling);
 * :mod:`~confidence.calibration.groups` — :class:`Grouping`, a document's group (source, image
   quality tier, language, ``meta.KEY``) for group-conditional thresholds.
 """
@@ -31,6 +34,7 @@ from confidence.calibration.metrics import (
     evaluate_scores,
     risk_coverage_curve,
 )
+from confidence.calibration.sequential import SequentialCertifier
 from confidence.calibration.thresholds import REVIEW_ALL, ThresholdSelector, ltt_threshold
 
 __all__ = [
@@ -40,6 +44,7 @@ __all__ = [
     "IsotonicCalibrator",
     "LassoRecalibrator",
     "PlattCalibrator",
+    "SequentialCertifier",
     "ThresholdSelector",
     "accuracy_at_coverage",
     "aurc",

@@ -225,9 +225,7 @@ class PlattCalibrator(BaseEstimator):
             return _logit(s)
         return s
 
-    def fit(
-        self, scores, y, *, signals=None, groups=None, sample_weight=None
-    ) -> PlattCalibrator:
+    def fit(self, scores, y, *, signals=None, groups=None, sample_weight=None) -> PlattCalibrator:
         """Fit on calibration scores and 0/1 correctness (``signals``/``groups`` are ignored).
 
         ``sample_weight`` weights each row's log-loss (and Platt's class counts).
@@ -428,9 +426,7 @@ class LassoRecalibrator(BaseEstimator):
             return LogisticRegression(l1_ratio=1.0, C=c, solver="liblinear")
         return LogisticRegression(penalty="l1", C=c, solver="liblinear")
 
-    def fit(
-        self, scores, y, *, signals=None, groups=None, sample_weight=None
-    ) -> LassoRecalibrator:
+    def fit(self, scores, y, *, signals=None, groups=None, sample_weight=None) -> LassoRecalibrator:
         """Fit on scores, optional signals (2-D array or dict name -> column) and correctness.
 
         ``sample_weight`` weights the rows of the final fit and of the standardisation; the

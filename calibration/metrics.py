@@ -191,7 +191,7 @@ def coverage_at_accuracy(y, s, accuracy: float = 0.99) -> float:
     return float(ok.max()) if len(ok) else 0.0
 
 
-def ece(y, p, *, n_bins: int = 15, strategy: str = "uniform") -> float:
+def ece(y, p, *, n_bins: int = 15, strategy: str = "uniform", sample_weight=None) -> float:
     """Expected calibration error of probabilities ``p`` of being correct.
 
     Parameters
@@ -202,11 +202,15 @@ def ece(y, p, *, n_bins: int = 15, strategy: str = "uniform") -> float:
     strategy : {"uniform", "quantile"}, default="uniform"
         ``"uniform"``: equal-width bins (the referee's definition). ``"quantile"``: equal-mass bins
         with edges at quantiles of ``p`` (tied values share a bin, so bins can be unequal).
+    sample_weight : array-like of float or None
+        Row weights (e.g. inverse sampling probabilities of reviewed fields); uniform when None.
 
     Examples
     --------
     >>> round(ece([1, 0, 1, 1], [0.9, 0.1, 0.8, 0.6]), 6)
     0.2
+    >>> round(ece([1, 0, 1, 1], [0.9, 0.1, 0.8, 0.6], sample_weight=[1, 1, 1, 2]), 6)
+    0.24
     """
     if strategy not in _ECE_STRATEGIES:
         raise ValueError(f"strategy={strategy!r}; valid values: {', '.join(_ECE_STRATEGIES)}")
@@ -221,11 +225,14 @@ def ece(y, p, *, n_bins: int = 15, strategy: str = "uniform") -> float:
     else:
         edges = np.quantile(p, np.linspace(0, 1, n_bins + 1))
         bins = np.searchsorted(edges[1:-1], p, side="right")
-    counts = np.bincount(bins, minlength=n_bins)
+    w = np.ones(len(p)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if w.shape != p.shape or (w < 0).any() or not w.sum() > 0:
+        raise ValueError("sample_weight needs one weight >= 0 per row, not all 0")
+    counts = np.bincount(bins, weights=w, minlength=n_bins)
     used = counts > 0
-    acc = np.bincount(bins, weights=y, minlength=n_bins)[used] / counts[used]
-    conf = np.bincount(bins, weights=p, minlength=n_bins)[used] / counts[used]
-    return float(np.sum(np.abs(acc - conf) * counts[used] / len(p)))
+    acc = np.bincount(bins, weights=w * y, minlength=n_bins)[used] / counts[used]
+    conf = np.bincount(bins, weights=w * p, minlength=n_bins)[used] / counts[used]
+    return float(np.sum(np.abs(acc - conf) * counts[used] / w.sum()))
 
 
 def brier(y, p) -> float:

@@ -145,8 +145,6 @@ class SequentialCertifier(BaseEstimator):
         Inverse-probability-weighted rows and correct rows above each ``lam`` (the accuracy
         estimate behind :meth:`reviews_to_unlock`).
     n_reviews_ : dict field -> int
-    n_rows_ : dict field -> int
-        Rows of the field scored (reviewed or not) in the batches seen, when known.
     seen_ : set of str
         Keys of the rows already used (a row given again is ignored).
 
@@ -194,7 +192,7 @@ class SequentialCertifier(BaseEstimator):
         c = np.asarray(self.bets, dtype=float)
         up = np.log1p(c * (1 - self.target_accuracy) / self.target_accuracy)
         # the mixture's log-wealth after n wins is at least max_k(n * up_k) - log K
-        n = np.arange(1, int(math.ceil((self.log_bar_ + math.log(len(c))) / up.max())) + 2)
+        n = np.arange(1, math.ceil((self.log_bar_ + math.log(len(c))) / up.max()) + 2)
         reach = _log_mean_exp(n[:, None] * up[None, :]) >= self.log_bar_
         return int(n[np.argmax(reach)])
 
@@ -210,7 +208,7 @@ class SequentialCertifier(BaseEstimator):
             self.min_reviews_ = self.min_reviews()
             self.log_wealth_, self.crossed_, self.n_above_ = {}, {}, {}
             self.w_above_, self.w_correct_ = {}, {}
-            self.n_reviews_, self.n_rows_, self.field_types_ = {}, {}, {}
+            self.n_reviews_, self.field_types_ = {}, {}
             self.seen_ = set()
 
     def _field(self, name: str) -> None:
@@ -221,7 +219,6 @@ class SequentialCertifier(BaseEstimator):
             for d in (self.n_above_, self.w_above_, self.w_correct_):
                 d[name] = np.zeros(g)
             self.n_reviews_[name] = 0
-            self.n_rows_[name] = 0
 
     # -- fitting --------------------------------------------------------------------------------
     def fit(self, scores, correct, fields, **kw) -> SequentialCertifier:
@@ -269,7 +266,9 @@ class SequentialCertifier(BaseEstimator):
         floor = p.copy() if p_floor is None else np.asarray(p_floor, dtype=float)
         k = np.array([None] * n, dtype=object) if keys is None else np.asarray(keys, dtype=object)
         if not (y.shape == f.shape == p.shape == floor.shape == k.shape == (n,)) or s.ndim != 1:
-            raise ValueError("scores, correct, fields, p_sample, p_floor and keys need one entry per row")
+            raise ValueError(
+                "scores, correct, fields, p_sample, p_floor and keys need one entry per row"
+            )
         if not np.isfinite(s).all() or not np.isin(y, (0, 1)).all():
             raise ValueError("scores must be finite and correct 0/1")
         if (p <= 0).any() or (p > 1).any() or (floor < 0).any() or (floor > p + 1e-12).any():
@@ -304,13 +303,6 @@ class SequentialCertifier(BaseEstimator):
         self.w_above_[name] += (weight[:, None] * above).sum(axis=0)
         self.w_correct_[name] += ((weight * y)[:, None] * above).sum(axis=0)
         self.n_reviews_[name] += len(s)
-
-    def add_rows(self, counts: dict[str, int]) -> None:
-        """Record how many rows of each field were scored in the batches fed (reviewed or not)."""
-        self._init()
-        for name, c in counts.items():
-            self._field(name)
-            self.n_rows_[name] += int(c)
 
     # -- results --------------------------------------------------------------------------------
     def _threshold_index(self, name: str) -> int | None:
@@ -358,16 +350,17 @@ class SequentialCertifier(BaseEstimator):
             rows = np.maximum(rows, self.min_reviews_ - n)
             need = np.where(share > 0, rows / share, np.inf)
         order = np.argsort(-self.grid_)
-        # unlocking at lam needs every lam from the start of the sequence crossed: running max
-        seen = n[order] >= (self.min_reviews_ if (n >= self.min_reviews_).any() else 1)
-        if not seen.any():
-            return math.inf
-        need_o = np.where(self.crossed_[name][order], 0.0, need[order])[int(np.argmax(seen)) :]
-        best = float(np.min(np.maximum.accumulate(need_o)))
+        need_o = np.where(self.crossed_[name][order], 0.0, need[order])
+        testable = n[order] >= self.min_reviews_
+        if testable.any():
+            # unlocking at lam needs every lam from the start of the sequence crossed (higher
+            # thresholds that become testable later are ignored: an optimistic estimate)
+            need_o = np.maximum.accumulate(need_o[int(np.argmax(testable)) :])
+        best = float(np.min(need_o))
         return best if math.isfinite(best) else math.inf
 
     def status(self) -> dict[str, dict[str, Any]]:
-        """Per field: ``n_reviews``, ``n_rows``, ``status`` (locked / unlocked),
+        """Per field: ``n_reviews``, ``status`` (locked / unlocked),
         ``score_threshold``, ``accuracy`` (IPW estimate above it, else over all reviews) and
         ``reviews_to_unlock``."""
         check_is_fitted(self, "log_wealth_")
@@ -378,7 +371,6 @@ class SequentialCertifier(BaseEstimator):
             w = self.w_above_[name][i]
             out[name] = {
                 "n_reviews": int(self.n_reviews_[name]),
-                "n_rows": int(self.n_rows_[name]),
                 "status": LOCKED if j is None else UNLOCKED,
                 "score_threshold": lam,
                 "accuracy": float(self.w_correct_[name][i] / w) if w > 0 else math.nan,
@@ -404,7 +396,6 @@ class SequentialCertifier(BaseEstimator):
                     "w_above": self.w_above_[name].tolist(),
                     "w_correct": self.w_correct_[name].tolist(),
                     "n_reviews": self.n_reviews_[name],
-                    "n_rows": self.n_rows_[name],
                 }
                 for name in self.log_wealth_
             },
@@ -425,6 +416,5 @@ class SequentialCertifier(BaseEstimator):
             cert.w_above_[name] = np.asarray(st["w_above"], dtype=float)
             cert.w_correct_[name] = np.asarray(st["w_correct"], dtype=float)
             cert.n_reviews_[name] = int(st["n_reviews"])
-            cert.n_rows_[name] = int(st["n_rows"])
         cert.seen_ = set(d["seen"])
         return cert

@@ -41,6 +41,13 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from confidence import persistence
+from confidence.audit import (
+    AUDIT_REASON,
+    audit_mask,
+    audit_uniforms,
+    check_audit_rate,
+    sampling_probs,
+)
 from confidence.calibration import (
     CALIBRATORS,
     LassoRecalibrator,
@@ -296,24 +303,29 @@ class ConfidenceEngine(BaseEstimator):
         idx = {n: i for i, n in enumerate(FEATURE_NAMES)}
         return {n: np.nan_to_num(X[:, idx[n]], nan=0.0) for n in names}
 
-    def _fit_calibrator(self, X, y, groups, spec) -> None:
+    def _fit_calibrator(self, X, y, groups, spec, sample_weight=None) -> None:
         cal = make_calibrator(spec)
         self.calibrator_signals_ = (
             list(RECALIBRATION_SIGNALS) if isinstance(cal, LassoRecalibrator) else []
         )
         s = self.fusion_.predict_proba(X)[:, 1]
+        signals = self._signals(X, self.calibrator_signals_)
+        fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight}
         try:
-            cal.fit(s, y, signals=self._signals(X, self.calibrator_signals_), groups=groups)
+            cal.fit(s, y, signals=signals, groups=groups, **fit_kw)
         except ValueError as e:
             raise DatasetError(f"cannot fit the {spec} calibrator: {e}") from e
         self.calibrator_ = cal
 
-    def recalibrate(self, X, y, *, groups=None, calibrator="lasso") -> ConfidenceEngine:
+    def recalibrate(
+        self, X, y, *, groups=None, calibrator="lasso", sample_weight=None
+    ) -> ConfidenceEngine:
         """A copy whose calibrator is refitted on labelled rows of a new domain (fusion frozen).
 
         ``"lasso"`` re-weights the fused score together with :data:`RECALIBRATION_SIGNALS`.
-        Thresholds are kept; re-run :meth:`tune` on fresh labelled documents to restore the
-        guarantee in the new domain.
+        ``sample_weight`` weights the rows (e.g. ``1 / p_sample`` of reviewed fields, see
+        :mod:`confidence.feedback`). Thresholds are kept; re-run :meth:`tune` on fresh labelled
+        documents (or ``extractconf recalibrate``) to restore the guarantee in the new domain.
         """
         check_is_fitted(self, "fusion_")
         X = np.asarray(X, dtype=float)
@@ -321,7 +333,7 @@ class ConfidenceEngine(BaseEstimator):
         if len(np.unique(y)) < 2:
             raise DatasetError("recalibration needs both correct and wrong labelled fields")
         new = self._copy()
-        new._fit_calibrator(X, y, groups, calibrator)
+        new._fit_calibrator(X, y, groups, calibrator, sample_weight)
         return new
 
     def tune(
@@ -417,6 +429,8 @@ class ConfidenceEngine(BaseEstimator):
         groups: Mapping[str, str | None] | None = None,
         on_shift: str = "warn",
         features: int = 0,
+        audit_rate: float = 0.0,
+        audit_seed: int = 0,
     ) -> list[FieldScore]:
         """Score, route and explain prepared :class:`~confidence.features.build.RecordRows`.
 
@@ -424,8 +438,12 @@ class ConfidenceEngine(BaseEstimator):
         ``on_shift="review"`` sends out-of-domain documents (every document of a shifted batch)
         to review (:func:`confidence.routing.overrides`); ``"warn"`` only warns. ``features=K``
         keeps each row's values of the :meth:`top_features` (NaN = missing left out).
+        ``audit_rate`` sends that share of the accepted fields to review as well, marked
+        ``audit`` (a seeded hash of doc_id and field decides, :mod:`confidence.audit`); every
+        row records its ``p_sample``.
         """
         check_is_fitted(self, "fusion_")
+        audit_rate = check_audit_rate(audit_rate)
         n = len(rows)
         ok = np.array([s != "error" for s in rows.status], dtype=bool)
         conf = np.full(n, np.nan)
@@ -465,6 +483,12 @@ class ConfidenceEngine(BaseEstimator):
                 stacklevel=3,
             )
         dec, why = guard_instructions(dec, why, rows.instructions)
+        p_sample = sampling_probs(dec, rate=audit_rate)
+        audited = audit_mask(dec, audit_uniforms(rows.doc_ids, rows.fields, seed=audit_seed),
+                             rate=audit_rate)  # fmt: skip
+        for i in np.flatnonzero(audited):
+            dec[i] = "review"
+            why[i] = [AUDIT_REASON, *why[i]]
         prints = self.fingerprints()
         top = [(n, FEATURE_NAMES.index(n)) for n in self.top_features(features)] if features else []
         unseen = {t for t in rows.field_types if t not in self.field_types_seen_}
@@ -493,6 +517,9 @@ class ConfidenceEngine(BaseEstimator):
                 novelty_p=novelty[i][0],
                 out_of_domain=novelty[i][1],
                 batch_shift_p=dom.batch_p if dom is not None else None,
+                audit=bool(audited[i]),
+                p_sample=float(p_sample[i]),
+                audit_rate=audit_rate,
                 features={n: float(rows.X[i, j]) for n, j in top if np.isfinite(rows.X[i, j])}
                 if top
                 else None,
@@ -511,6 +538,8 @@ class ConfidenceEngine(BaseEstimator):
         meta: Mapping[str, Mapping[str, Any]] | None = None,
         on_shift: str = "warn",
         features: int = 0,
+        audit_rate: float = 0.0,
+        audit_seed: int = 0,
     ) -> list[FieldScore]:
         """Score recorded or third-party extractions: RunRecords, ``runs.jsonl`` dicts or dicts
         ``{"doc_id", "fields": {name: value}}``.
@@ -522,8 +551,8 @@ class ConfidenceEngine(BaseEstimator):
         ``meta`` (doc_id -> ``labels.jsonl`` metadata) gives the groups of thresholds tuned with
         ``--groups meta.KEY`` or ``language``; ``source`` and ``quality`` groups come from the
         documents.
-        ``on_shift`` and ``features`` as for :meth:`score_rows`; each row's ``llm`` names the
-        models of its document's readings.
+        ``on_shift``, ``features``, ``audit_rate`` and ``audit_seed`` as for
+        :meth:`score_rows`; each row's ``llm`` names the models of its document's readings.
 
         Examples
         --------
@@ -539,7 +568,13 @@ class ConfidenceEngine(BaseEstimator):
         groups = self.groups_of([r.doc_id for r in recs], docs, meta)
         rows = record_rows(recs, schema, docs)
         scores = self.score_rows(
-            rows, explain=explain, groups=groups, on_shift=on_shift, features=features
+            rows,
+            explain=explain,
+            groups=groups,
+            on_shift=on_shift,
+            features=features,
+            audit_rate=audit_rate,
+            audit_seed=audit_seed,
         )
         llm = {r.doc_id: _llm_of(r) for r in recs}
         return [replace(s, llm=llm.get(s.doc_id, "")) for s in scores]

@@ -39,6 +39,12 @@ class FieldScore:
     ``features`` (``score --features K``): the K fused features with the largest gain, written
     as ``feature.<name>`` columns, for the top-feature shift of ``extractconf monitor``.
 
+    Review sampling (:mod:`confidence.audit`): ``audit`` is True for an auto-accepted field sent
+    to review anyway by ``score --audit-rate`` (its decision is ``review``, its first reason
+    says so); ``p_sample`` the probability with which the row was sampled into review (1.0 for
+    a field routed to review, the audit rate for an accepted one, audited or not);
+    ``audit_rate`` the batch's rate (the smallest ``p_sample`` the design could give).
+
     Examples
     --------
     >>> s = FieldScore("d1", "total", "amount", "9.00", "9.00", "9.00", 0.98, "accept", 0.9,
@@ -67,6 +73,9 @@ class FieldScore:
     model_sha: str | None = None
     thresholds_sha: str | None = None
     llm: str | None = None
+    audit: bool = False
+    p_sample: float | None = None
+    audit_rate: float | None = None
     features: Mapping[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -33,12 +33,14 @@ LAYERS: list[tuple[str, ...]] = [
     ("confidence.calls",),
     ("confidence.features",),
     ("confidence.calibration", "confidence.fusion", "confidence.sampling", "confidence.domain"),
-    ("confidence.routing", "confidence.scores", "confidence.output"),
+    ("confidence.routing", "confidence.scores", "confidence.output", "confidence.audit"),
     ("confidence.engine",),
     ("confidence.evaluation", "confidence.monitoring"),
     ("confidence.report",),
     # the review app reads scored rows and documents; feedback reads its log
     ("confidence.review",),
+    # decisions + scored rows -> dataset -> recalibrated model (reads the review log)
+    ("confidence.feedback",),
     ("confidence.demo", "confidence.sample"),
     ("confidence.cli",),
 ]

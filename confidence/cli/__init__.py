@@ -25,6 +25,8 @@ _COMMANDS = (
     "tune",
     "score",
     "review",
+    "feedback",
+    "recalibrate",
     "monitor",
     "demo",
 )

@@ -37,19 +37,26 @@ line on stderr. --on-shift review sends the fields of out-of-domain documents - 
 document of a shifted batch - to review with the reason. An empty value is never accepted
 unless absence was certified for its field. See docs/monitoring.md.
 
+Audit sampling: --audit-rate 0.02 sends 2% of the auto-accepted fields to review too (decision
+review, audit true, first reason "audit sample"), drawn by a hash of doc_id, field and
+--audit-seed (the same draw whatever the batching). p_sample is each row's probability of
+being sampled into review (1 when routed by its threshold, the rate when accepted), which
+`extractconf feedback` and `recalibrate` use to weight the reviews (docs/feedback.md).
+
 Output columns: doc_id, field, field_type, value, hunter_value, mapper_value, confidence,
 decision, threshold, threshold_source, reasons, status, error, group, novelty_p, out_of_domain,
 batch_shift_p, model_sha, thresholds_sha, llm (fingerprints for `extractconf monitor`),
-straight_through (all fields of the document accepted), and with --features K one
-feature.<name> column per top fused feature. With thresholds from `tune --groups KEY`, each
-document's group is computed as tune did (source and quality from the pages; language and
-meta.NAME from the labels.jsonl of a dataset input) and its (field, group) threshold applies when
-certified (threshold_source=group), else field -> type -> global. Format by suffix: .jsonl, .csv,
-.parquet.
+audit, p_sample, audit_rate (review sampling, above), straight_through (all fields of the
+document accepted), and with --features K one feature.<name> column per top fused feature.
+With thresholds from `tune --groups KEY`, each document's group is computed as tune did
+(source and quality from the pages; language and meta.NAME from the labels.jsonl of a dataset
+input) and its (field, group) threshold applies when certified (threshold_source=group), else
+field -> type -> global. Format by suffix: .jsonl, .csv, .parquet.
 
 examples:
   extractconf score invoices/*.pdf --out scored.csv --llm local
   extractconf score data/synth-test --runs runs/test.jsonl --out scored.jsonl
+  extractconf score data/batch-7 --runs runs/b7.jsonl --audit-rate 0.02 --out scored.jsonl
   extractconf score scans/ --schema schema.json --llm http://localhost:8000/v1 \\
       --llm-model smollm2 --llm-timeout 20 --doc-timeout 120 \\
       --model models/mine --thresholds thresholds.json --out scored.parquet
@@ -79,6 +86,21 @@ def register(subparsers) -> None:
         choices=("warn", "review"),
         default="warn",
         help="out-of-domain documents: only warn (default) or send their fields to review",
+    )
+    p.add_argument(
+        "--audit-rate",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="also send this share of the auto-accepted fields to review, marked audit "
+        "(e.g. 0.02), so their accuracy can be measured; default 0",
+    )
+    p.add_argument(
+        "--audit-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of the audit draw (a hash of doc_id, field and S: reproducible)",
     )
     p.add_argument(
         "--features",
@@ -187,6 +209,8 @@ def run(args) -> int:
 
     output_format(args.out)
     check_out(args.out)
+    if not 0.0 <= args.audit_rate <= 1.0:
+        raise DatasetError(f"--audit-rate {args.audit_rate}: pass a share between 0 and 1")
     if not args.runs:
         llm_options(args)  # a bad --llm is refused before the model and the documents load
     engine = ConfidenceEngine.load(None if args.model in (None, "default") else args.model)
@@ -248,6 +272,8 @@ def run(args) -> int:
         meta=_meta(args.inputs),
         on_shift=args.on_shift,
         features=args.features,
+        audit_rate=args.audit_rate,
+        audit_seed=args.audit_seed,
     )
     status = {}
     for s in scores:  # a document's rows share its status and reason
@@ -274,6 +300,9 @@ def run(args) -> int:
         + (f"; {n_partial} partial" if n_partial else "")
         + (f"; {n_failed} failed" if n_failed else "")
     )
+    if args.audit_rate:
+        n_audit = sum(s.audit for s in scores)
+        print(f"{n_audit} accepted fields sampled for audit (rate {args.audit_rate:g}), in review")
     n_ood = len({s.doc_id for s in scores if s.out_of_domain})
     if n_ood:
         print(f"{n_ood}/{len(through)} documents out of domain (novelty p < the model's level)")
