@@ -37,7 +37,7 @@ in advance, and a field that stays locked for months would exhaust it; a confide
 needs neither and lets every new batch be one more look.
 
 Rows enter in the order given (the reviews' arrival); within a batch the caller orders them
-independently of the labels and scores (see :func:`confidence.feedback.recalibrate`).
+independently of the labels and scores (see :func:`confidence.feedback.recalibration.recalibrate`).
 """
 
 from __future__ import annotations

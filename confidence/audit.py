@@ -13,7 +13,7 @@ whatever the order of the batch or how it is split into batches, so a re-run is 
 Examples
 --------
 >>> u = audit_uniforms(["a", "a", "b"], ["total", "date", "total"], seed=0)
->>> bool(((0 <= u) & (u < 1)).all()), audit_uniforms(["b"], ["total"], seed=0)[0] == u[2]
+>>> bool(((0 <= u) & (u < 1)).all()), bool(audit_uniforms(["b"], ["total"], seed=0)[0] == u[2])
 (True, True)
 >>> audit_mask(["accept", "review", "accept"], u, rate=1.0).tolist()
 [True, False, True]

@@ -45,7 +45,7 @@ def runs(tmp_path_factory):
     rng = np.random.default_rng(0)
     with labels.open("w") as fh:
         for i in range(40):
-            gold = {"invoice_number": f"INV-{1000 + i}", "invoice_date": "2024-03-0" + str(1 + i % 9),
+            gold = {"invoice_number": f"INV-{1000 + i}", "invoice_date": f"2024-03-0{1 + i % 9}",
                     "vendor": "Acme Tools Ltd", "total": f"{rng.integers(10, 900)}.00",
                     "po_number": None}  # fmt: skip
             fh.write(json.dumps({"doc_id": f"d{i:03d}", "file": "x.pdf", "fields": gold}) + "\n")

@@ -73,7 +73,7 @@ def run(args) -> int:
     from confidence.cli._engine_common import load_table, open_datasets
     from confidence.engine import ConfidenceEngine, default_model_dir
     from confidence.errors import DatasetError
-    from confidence.feedback.recalibrate import (
+    from confidence.feedback.recalibration import (
         load_state,
         recalibrate,
         save_recalibrated,

@@ -14,7 +14,7 @@ they make a dataset folder in the project's format (``schema.json`` + ``labels.j
   rate when audited), ``p_floor`` (the smallest probability of the design it was drawn under:
   1 when its field had no threshold, i.e. everything was reviewed, else the batch's audit
   rate), ``audit``, ``action``, ``decision_id``, ``reviewer``, ``time``, ``confidence``.
-  :mod:`confidence.feedback.recalibrate` weights by them.
+  :mod:`confidence.feedback.recalibration` weights by them.
 
 Document files are linked (or copied) from ``documents``: a dataset folder (its
 ``labels.jsonl`` names the files) or a folder of files named ``<doc_id>.<suffix>``.

@@ -14,9 +14,9 @@ from confidence.calibration.sequential import SequentialCertifier
 from confidence.cli import main
 from confidence.engine import ConfidenceEngine
 from confidence.feedback import STATE_FILE
+from confidence.feedback.simulate import gold_of, review_from_gold
 from confidence.monitoring import read_rows
 from tests.fixtures.engine import SCHEMA, make_dataset, make_runs
-from tests.fixtures.feedback import gold_of, review_from_gold
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*unlike the calibration documents")
 
@@ -32,7 +32,7 @@ def work(tmp_path_factory):
 
 
 def _score(work, model, first, last, out, rate):
-    root, ds, runs, schema = work
+    _, ds, runs, schema = work
     files = [str(ds / "files" / f"d{i:03d}.pdf") for i in range(first, last)]
     args = ["score", *files, "--runs", str(runs), "--schema", str(schema), "--out", str(out),
             "--no-documents", "--quiet", "--no-reasons", "--audit-rate", str(rate)]  # fmt: skip

@@ -43,7 +43,15 @@ from confidence.errors import DatasetError, ModelError
 from confidence.evaluation.table import LabelledTable
 from confidence.feedback.dataset import REVIEW_META
 
-__all__ = ["STATE_FILE", "Recalibration", "load_state", "recalibrate", "save_recalibrated"]
+__all__ = [
+    "STATE_FILE",
+    "Recalibration",
+    "load_state",
+    "locked",
+    "recalibrate",
+    "save_recalibrated",
+    "status_lines",
+]
 
 STATE_FILE = "unlocking.json"
 """The sequential test's state in a model folder (listed in its manifest)."""
@@ -218,25 +226,47 @@ def _selector(engine, certifier, s, fields, w) -> ThresholdSelector:
             "accuracy": None if math.isnan(st["accuracy"]) else st["accuracy"],
             "n_samples": st["n_reviews"],
         }
+    return _fixed_selector(
+        certifier.target_accuracy, certifier.confidence_level, certifier.min_reviews_, out
+    )
+
+
+def _fixed_selector(target, level, min_samples, fields) -> ThresholdSelector:
+    """A fitted selector with the given per-field entries and no fallback (review the rest)."""
     return ThresholdSelector.from_dict(
         {
             "params": {
-                "target_accuracy": certifier.target_accuracy,
-                "confidence_level": certifier.confidence_level,
-                "min_samples": certifier.min_reviews_,
+                "target_accuracy": target,
+                "confidence_level": level,
+                "min_samples": min_samples,
                 "fallback": "none",
                 "grid": None,
                 "group_fallback": "field",
             },
-            "min_samples": certifier.min_reviews_,
+            "min_samples": min_samples,
             "global_threshold": None,
             "global_available": False,
             "type_thresholds": {},
-            "fields": out,
+            "fields": fields,
             "grouping": None,
             "group_pools": {},
             "groups": {},
         }
+    )
+
+
+def locked(engine: ConfidenceEngine) -> ConfidenceEngine:
+    """A copy of ``engine`` that reviews every field: the start in a new domain, where no
+    threshold is certified yet (``extractconf tune`` on a few labelled documents gives the same).
+
+    Examples
+    --------
+    >>> eng = locked(ConfidenceEngine.load())
+    >>> eng.thresholds_.lookup("total", "amount")
+    (inf, 'none')
+    """
+    return engine.with_thresholds(
+        _fixed_selector(engine.target_accuracy, engine.confidence_level, 1, {})
     )
 
 
