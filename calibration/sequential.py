@@ -28,7 +28,8 @@ stays valid under any number of looks:
   rejected for good (``crossed_``), whatever the number of looks.
 * **Several thresholds.** Fixed-sequence testing from high to low ``lam`` (as in Learn then Test):
   the field's threshold is the lowest ``lam`` of the run of crossed thresholds that starts at the
-  first one with enough reviews to cross at all. No multiplicity correction is needed when the
+  first one with enough reviews to cross at all; that start is frozen when the field first
+  unlocks, so later reviews (which make higher thresholds testable) never re-lock it. No multiplicity correction is needed when the
   accuracy above ``lam`` falls as ``lam`` falls (false nulls above true ones), the usual case of
   a score that ranks; a simulation in the tests checks the realised rate.
 
@@ -145,6 +146,8 @@ class SequentialCertifier(BaseEstimator):
         Inverse-probability-weighted rows and correct rows above each ``lam`` (the accuracy
         estimate behind :meth:`reviews_to_unlock`).
     n_reviews_ : dict field -> int
+    start_ : dict field -> float or None
+        Where the field's fixed sequence starts, frozen when it first unlocks (None before).
     seen_ : set of str
         Keys of the rows already used (a row given again is ignored).
 
@@ -208,7 +211,7 @@ class SequentialCertifier(BaseEstimator):
             self.min_reviews_ = self.min_reviews()
             self.log_wealth_, self.crossed_, self.n_above_ = {}, {}, {}
             self.w_above_, self.w_correct_ = {}, {}
-            self.n_reviews_, self.field_types_ = {}, {}
+            self.n_reviews_, self.field_types_, self.start_ = {}, {}, {}
             self.seen_ = set()
 
     def _field(self, name: str) -> None:
@@ -303,15 +306,26 @@ class SequentialCertifier(BaseEstimator):
         self.w_above_[name] += (weight[:, None] * above).sum(axis=0)
         self.w_correct_[name] += ((weight * y)[:, None] * above).sum(axis=0)
         self.n_reviews_[name] += len(s)
+        if self.start_.get(name) is None and self._threshold_index(name) is not None:
+            # freeze where the sequence starts: later reviews make higher thresholds testable,
+            # which must not re-lock a field the evidence has unlocked
+            self.start_[name] = float(self.grid_[np.argsort(-self.grid_)][self._start(name)])
 
     # -- results --------------------------------------------------------------------------------
+    def _start(self, name: str) -> int | None:
+        """Position (in the high-to-low order) where the field's fixed sequence starts."""
+        order = np.argsort(-self.grid_)
+        if self.start_.get(name) is not None:
+            return int(np.flatnonzero(self.grid_[order] == self.start_[name])[0])
+        testable = self.n_above_[name][order] >= self.min_reviews_
+        return int(np.argmax(testable)) if testable.any() else None
+
     def _threshold_index(self, name: str) -> int | None:
         """Index into the grid of the field's certified threshold (None = locked)."""
         order = np.argsort(-self.grid_)  # high to low
-        testable = self.n_above_[name][order] >= self.min_reviews_
-        if not testable.any():
+        start = self._start(name)
+        if start is None:
             return None
-        start = int(np.argmax(testable))
         crossed = self.crossed_[name][order][start:]
         if not crossed[0]:
             return None
@@ -396,6 +410,7 @@ class SequentialCertifier(BaseEstimator):
                     "w_above": self.w_above_[name].tolist(),
                     "w_correct": self.w_correct_[name].tolist(),
                     "n_reviews": self.n_reviews_[name],
+                    "start": self.start_.get(name),
                 }
                 for name in self.log_wealth_
             },
@@ -416,5 +431,6 @@ class SequentialCertifier(BaseEstimator):
             cert.w_above_[name] = np.asarray(st["w_above"], dtype=float)
             cert.w_correct_[name] = np.asarray(st["w_correct"], dtype=float)
             cert.n_reviews_[name] = int(st["n_reviews"])
+            cert.start_[name] = None if st["start"] is None else float(st["start"])
         cert.seen_ = set(d["seen"])
         return cert
