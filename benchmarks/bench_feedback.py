@@ -91,8 +91,10 @@ def _history(name, folder, ds, runs, cache, args, seed, work: Path) -> dict:
         loaded = cache.load_many([ds.path_of(r) for r in batch], [r.doc_id for r in batch])
         docs = {r.doc_id: d for r, d in zip(batch, loaded, strict=True) if isinstance(d, Document)}
         recs = [runs[r.doc_id] for r in batch if r.doc_id in runs]
-        rows = [s.to_dict() for s in model.score(recs, ds.schema, docs, explain=False,
-                                                  audit_rate=args.audit_rate, audit_seed=seed)]  # fmt: skip
+        scored_batch = model.score(
+            recs, ds.schema, docs, explain=False, audit_rate=args.audit_rate, audit_seed=seed
+        )
+        rows = [s.to_dict() for s in scored_batch]
         rows_all += rows
         write_rows(scored, rows_all)
         n_rev = review_from_gold(rows, gold, log)

@@ -29,9 +29,10 @@ stays valid under any number of looks:
 * **Several thresholds.** Fixed-sequence testing from high to low ``lam`` (as in Learn then Test):
   the field's threshold is the lowest ``lam`` of the run of crossed thresholds that starts at the
   first one with enough reviews to cross at all; that start is frozen when the field first
-  unlocks, so later reviews (which make higher thresholds testable) never re-lock it. No multiplicity correction is needed when the
-  accuracy above ``lam`` falls as ``lam`` falls (false nulls above true ones), the usual case of
-  a score that ranks; a simulation in the tests checks the realised rate.
+  unlocks, so later reviews (which make higher thresholds testable) never re-lock it. No
+  multiplicity correction is needed when the accuracy above ``lam`` falls as ``lam`` falls
+  (false nulls above true ones), the usual case of a score that ranks; a simulation in the tests
+  checks the realised rate.
 
 Why not alpha-spending: a spending schedule needs the number (or information fraction) of looks
 in advance, and a field that stays locked for months would exhaust it; a confidence sequence
