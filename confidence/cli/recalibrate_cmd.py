@@ -112,6 +112,13 @@ def run(args) -> int:
         f"sequential test: target accuracy {cert.target_accuracy:.1%} with probability "
         f"{cert.confidence_level:.0%} at every look"
     )
+    if cal["n_without_evidence"]:
+        print(
+            f"note: {cal['n_without_evidence']} new reviews were of fields scored under a "
+            "threshold without audits (score --audit-rate 0): the accepted values of those "
+            "fields were never reviewable, so these reviews add no evidence to the test; score "
+            "with --audit-rate, or with thresholds that review everything (a new domain)"
+        )
     for line in status_lines(result.fields):
         print(line)
     print(f"wrote {out}")

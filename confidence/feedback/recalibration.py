@@ -163,9 +163,12 @@ def recalibrate(
     s = engine.fusion_.predict_proba(r.X)[:, 1]
     before = engine.predict_confidence(r.X)
     kind = _calibrator_kind(engine)
-    refit = len(np.unique(table.y)) == 2
-    new = engine.recalibrate(r.X, table.y, groups=r.doc_ids, calibrator=kind, sample_weight=w)
-    new = new if refit else engine.with_thresholds(engine.thresholds_)
+    refit = len(np.unique(table.y)) == 2  # a calibrator needs both right and wrong values
+    new = (
+        engine.recalibrate(r.X, table.y, groups=r.doc_ids, calibrator=kind, sample_weight=w)
+        if refit
+        else engine.with_thresholds(engine.thresholds_)
+    )
     after = new.predict_confidence(r.X)
     # the sequential test, in an order blind to labels and scores
     seen = set(certifier.seen_) if hasattr(certifier, "seen_") else set()
@@ -201,6 +204,11 @@ def recalibrate(
         "n_reviews": len(table),
         "weighted_ece_before": float(ece(table.y, before, sample_weight=w)),
         "weighted_ece_after": float(ece(table.y, after, sample_weight=w)),
+        # reviews drawn under a threshold without audits: the accepted side was never
+        # reviewable, so they carry no evidence for the sequential test
+        "n_without_evidence": int(
+            sum(f == 0 and k not in seen for f, k in zip(floor, keys, strict=True))
+        ),
     }
     new.metrics_ = {**new.metrics_, "recalibration": {"calibration": calibration}}
     return Recalibration(new, certifier, fields, calibration)

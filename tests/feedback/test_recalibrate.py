@@ -108,3 +108,21 @@ def test_review_feedback_recalibrate_loop(work, capsys):
             "--target-accuracy", "0.95"]  # fmt: skip
     assert main(args) == 2
     assert "cannot be reused" in capsys.readouterr().err
+
+
+def test_reviews_under_thresholds_without_audits_carry_no_evidence(work, tmp_path, capsys):
+    root, ds, runs, _ = work
+    rows = _score(work, None, 0, 20, tmp_path / "s.jsonl", 0.0)  # shipped thresholds, no audit
+    log = tmp_path / "review.jsonl"
+    assert review_from_gold(rows, gold_of(ds), log) > 0
+    assert main(["feedback", str(log), "--scored", str(tmp_path / "s.jsonl"), "--documents",
+                 str(ds), "--out", str(tmp_path / "data")]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["recalibrate", "--data", str(tmp_path / "data"), "--runs", str(runs), "--out",
+                 str(tmp_path / "m"), "--no-documents", "--quiet"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "add no evidence" in out
+    cert = persistence.load(tmp_path / "m" / STATE_FILE, expect=SequentialCertifier)
+    with_threshold = {r["field"] for r in rows if r["threshold"] is not None}
+    for name in with_threshold & set(cert.log_wealth_):
+        assert not cert.log_wealth_[name].any()  # wealth still 1 everywhere
