@@ -111,7 +111,7 @@ def test_review_feedback_recalibrate_loop(work, capsys):
 
 
 def test_reviews_under_thresholds_without_audits_carry_no_evidence(work, tmp_path, capsys):
-    root, ds, runs, _ = work
+    _, ds, runs, _ = work
     rows = _score(work, None, 0, 20, tmp_path / "s.jsonl", 0.0)  # shipped thresholds, no audit
     log = tmp_path / "review.jsonl"
     assert review_from_gold(rows, gold_of(ds), log) > 0
