@@ -105,7 +105,7 @@ def run(args) -> int:
     print(
         f"{cal['n_reviews']} reviewed fields; calibrator {cal['calibrator']} "
         + ("refitted (weights 1/p_sample)" if cal["refitted"] else "kept (one class only)")
-        + f", weighted ECE on the reviews {cal['weighted_ece_before']:.3f} -> "
+        + f", weighted ECE on the reviews (in-sample) {cal['weighted_ece_before']:.3f} -> "
         f"{cal['weighted_ece_after']:.3f}"
     )
     print(

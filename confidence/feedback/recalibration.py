@@ -217,6 +217,7 @@ def recalibrate(
 def _selector(engine, certifier, s, fields, w) -> ThresholdSelector:
     """A fitted ThresholdSelector holding the certified thresholds as confidences."""
     out: dict[str, Any] = {}
+    status = certifier.status()
     for name, lam in certifier.score_thresholds().items():
         mine = fields == name
         conf = None
@@ -225,7 +226,7 @@ def _selector(engine, certifier, s, fields, w) -> ThresholdSelector:
         above = s[mine] >= lam
         wt = w[mine]
         cov = float(wt[above].sum() / wt.sum()) if mine.any() else 0.0
-        st = certifier.status()[name]
+        st = status[name]
         out[name] = {
             "threshold": conf,
             "source": "field" if conf is not None else "none",
@@ -299,7 +300,11 @@ def status_lines(fields: Mapping[str, Mapping[str, Any]]) -> list[str]:
             more = "not at the current accuracy"
         else:
             more = f"~{math.ceil(need)} more reviews"
-        thr = "review all" if st["threshold"] is None else f"{st['threshold']:.3f}"
+        thr = (
+            "review all"
+            if st["threshold"] is None
+            else f"{st['threshold']:.3f} (fused >= {st['score_threshold']:.4g})"
+        )
         acc = "-" if math.isnan(st["accuracy"]) else f"{st['accuracy']:.1%}"
         lines.append(
             f"  {name:24} {st['status']:8} reviews {st['n_reviews']:<5} (+{st['new_reviews']:<4}) "
