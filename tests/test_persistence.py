@@ -81,7 +81,16 @@ def _same(kind, a, b, X):
 
 
 def test_every_kind_is_registered():
-    kinds = {"isotonic", "platt", "lasso", "thresholds", "fusion", "engine", "domain_reference"}
+    kinds = {
+        "isotonic",
+        "platt",
+        "lasso",
+        "thresholds",
+        "fusion",
+        "engine",
+        "domain_reference",
+        "unlocking",
+    }
     assert set(persistence.PARTS) == kinds
 
 
