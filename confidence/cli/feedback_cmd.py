@@ -88,5 +88,11 @@ def run(args) -> int:
         f"{summary.n_documents} documents, {summary.n_labelled} reviewed fields labelled "
         f"({acts}; {summary.n_audit} audit samples)"
     )
+    if summary.n_pending:
+        print(
+            f"note: {summary.n_pending} fields routed to review have no decision yet; "
+            "`recalibrate`'s guarantee assumes batches reviewed in full (the review queue "
+            "shows the least confident fields first)"
+        )
     print(f"wrote {summary.out_dir}")
     return 1 if summary.skipped else 0

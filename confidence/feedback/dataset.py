@@ -16,6 +16,11 @@ they make a dataset folder in the project's format (``schema.json`` + ``labels.j
   rate), ``audit``, ``action``, ``decision_id``, ``reviewer``, ``time``, ``confidence``.
   :mod:`confidence.feedback.recalibration` weights by them.
 
+``FeedbackSummary.n_pending`` counts the fields routed to review that have no decision yet. The
+sequential guarantee assumes that which reviews are done when ``recalibrate`` runs does not
+depend on the values' confidence: review batches in full (the app shows the lowest confidence
+first, so a half-reviewed batch holds the least confident fields).
+
 Document files are linked (or copied) from ``documents``: a dataset folder (its
 ``labels.jsonl`` names the files) or a folder of files named ``<doc_id>.<suffix>``.
 """
@@ -58,6 +63,7 @@ class FeedbackSummary:
     actions: Counter = field(default_factory=Counter)
     n_audit: int = 0
     skipped: tuple[tuple[str, str], ...] = ()
+    n_pending: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +73,7 @@ class FeedbackSummary:
             "actions": dict(self.actions),
             "n_audit": self.n_audit,
             "skipped": [list(s) for s in self.skipped],
+            "n_pending": self.n_pending,
         }
 
     @classmethod
@@ -78,6 +85,7 @@ class FeedbackSummary:
             Counter(d.get("actions") or {}),
             int(d.get("n_audit", 0)),
             tuple((str(a), str(b)) for a, b in d.get("skipped", ())),
+            int(d.get("n_pending", 0)),
         )
 
 
@@ -210,4 +218,10 @@ def build_feedback_dataset(
             n_labelled += len(decided)
             n_audit += sum(m["audit"] for m in meta.values())
             actions.update(d.action for d in decided.values())
-    return FeedbackSummary(str(out_dir), n_docs, n_labelled, actions, n_audit, tuple(skipped))
+    pending = sum(
+        r.get("decision") == "review" and r.get("status") != "error" and k not in latest
+        for k, r in by_key.items()
+    )
+    return FeedbackSummary(
+        str(out_dir), n_docs, n_labelled, actions, n_audit, tuple(skipped), pending
+    )

@@ -31,6 +31,7 @@ def setup(tmp_path):
         _row("b", "total", "review", threshold=None),
         _row("b", "vendor", "review"),
         _row("c", "total", "accept", p=0.1),
+        _row("c", "vendor", "review"),  # not decided yet
         _row("d", "total", "review"),  # no file for d
     ]
     scored = tmp_path / "scored.jsonl"
@@ -65,6 +66,7 @@ def test_labels_and_sampling_records(setup):
     assert ds["b"].meta[REVIEW_META]["total"]["p_floor"] == 1.0
     assert (ds.path / ds["a"].file).read_bytes() == b"%PDF-1.4 a"
     assert summary.n_labelled == 4 and summary.n_audit == 1
+    assert summary.n_pending == 1  # c/vendor
     assert dict(summary.actions) == {"accept": 2, "correct": 1, "absent": 1}
     assert {w for w, _ in summary.skipped} == {"zz/total", "d"}
     assert FeedbackSummary.from_dict(summary.to_dict()) == summary
@@ -78,7 +80,7 @@ def test_cli(setup, capsys):
     assert main(args) == 1  # two decisions could not be used: named on stderr
     cap = capsys.readouterr()
     assert "zz/total: skipped" in cap.err and "d: skipped: no file" in cap.err
-    assert "4 reviewed fields labelled" in cap.out
+    assert "4 reviewed fields labelled" in cap.out and "1 fields routed to review" in cap.out
     assert main(args) == 2  # an existing dataset is not overwritten silently
     assert "already holds a dataset" in capsys.readouterr().err
     assert main([*args, "--overwrite"]) == 1
