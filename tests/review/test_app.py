@@ -155,7 +155,7 @@ def test_loopback_app_answers_loopback_hosts_only(docs, tmp_path):
 
 
 def test_non_local_bind_without_token_is_refused(docs, tmp_path, capsys):
-    root, ds, gold = docs
+    _, ds, gold = docs
     scored = tmp_path / "scored.jsonl"
     scored.write_text("".join(json.dumps(r) + "\n" for r in _rows(gold)))
     code = main(["review", str(scored), "--documents", str(ds), "--host", "0.0.0.0"])
