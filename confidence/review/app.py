@@ -254,7 +254,7 @@ def create_app(
             return JSONResponse({"error": str(e)}, 400)
         return JSONResponse({"logged": d is not None, "progress": queue.progress().__dict__})
 
-    async def page_png(request: Request):
+    async def page_picture(request: Request):
         doc_id = request.query_params.get("doc", "")
         path = folder.path_of(doc_id)
         doc = folder.document(doc_id) if path is not None else None
@@ -262,10 +262,10 @@ def create_app(
             n = int(request.query_params.get("n", "1")) - 1
             if doc is None:
                 raise DocumentError(doc_id, "no such document")
-            data = renderer.png(path, doc, n)
+            data = renderer.picture(path, doc, n)
         except (ValueError, DocumentError):
             return Response("not found", 404, media_type="text/plain")
-        return Response(data, media_type="image/png")
+        return Response(data, media_type="image/jpeg")
 
     async def original(request: Request):
         from starlette.responses import FileResponse
@@ -289,7 +289,7 @@ def create_app(
         routes=[
             Route("/", home),
             Route("/decide", decide, methods=["POST"]),
-            Route("/page", page_png),
+            Route("/page", page_picture),
             Route("/progress", progress),
             Route("/documents/{path:path}", original),
             Route("/static/{name}", static),

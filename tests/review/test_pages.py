@@ -32,15 +32,15 @@ def _ink_in(gray: np.ndarray, bbox) -> float:
     return float((crop < 128).mean())
 
 
-@pytest.mark.parametrize("name", ["clean", "rot90", "rot2"])
+@pytest.mark.parametrize("name", ["clean", "rot90", "rot2", "jpeg30"])
 def test_rendered_pages_put_the_value_box_on_its_ink(scans, loaded_scans, tmp_path, name):
     doc = loaded_scans[name]
     page = doc.pages[0]
     word = max(page.words, key=lambda w: len(w.text) * (w.ocr_conf > 0.8))
     found = locate(doc, word.text, None)
     assert found is not None and found[0] == 0
-    png = PageRenderer(width=800).png(scans[name], doc, 0)
-    gray = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_GRAYSCALE)
+    pic = PageRenderer(width=800).picture(scans[name], doc, 0)
+    gray = cv2.imdecode(np.frombuffer(pic, np.uint8), cv2.IMREAD_GRAYSCALE)
     assert abs(gray.shape[1] / gray.shape[0] - page.width / page.height) < 0.01
     assert _ink_in(gray, found[1]) > 0.08  # the box covers the word's ink ...
     x0, y0, x1, y1 = found[1]
@@ -51,12 +51,12 @@ def test_rendered_pages_put_the_value_box_on_its_ink(scans, loaded_scans, tmp_pa
 
 def test_renderer_keeps_a_bounded_cache(scans, loaded_scans):
     r = PageRenderer(width=300, keep=1)
-    a = r.png(scans["clean"], loaded_scans["clean"], 0)
-    assert r.png(scans["clean"], loaded_scans["clean"], 0) is a
-    r.png(scans["rot90"], loaded_scans["rot90"], 0)
+    a = r.picture(scans["clean"], loaded_scans["clean"], 0)
+    assert r.picture(scans["clean"], loaded_scans["clean"], 0) is a
+    r.picture(scans["rot90"], loaded_scans["rot90"], 0)
     assert len(r._cache) == 1
     with pytest.raises(ExtractConfError, match="has no page 2"):
-        r.png(scans["clean"], loaded_scans["clean"], 1)
+        r.picture(scans["clean"], loaded_scans["clean"], 1)
 
 
 def test_locate_nothing_for_empty_values(loaded_scans):
