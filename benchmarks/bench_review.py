@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/bench_review.py [--documents DIR] [--cache-dir DIR] [--sizes 1000 10000]
-        [--requests 200] [--out benchmarks/results/review.json]
+        [--requests 100] [--think 0 1] [--out benchmarks/results/review.json]
 
 ``DIR`` is a folder of documents (a dataset folder works); without it 40 synthetic invoices
 are made with ``extractconf synth --seed 11 --n 40 --scan-ratio 0.35`` in a temporary folder.
@@ -14,7 +14,10 @@ random documents and almost every page picture is a cold render. Then ``extractc
 runs as a real server process (uvicorn) and a client, for ``--requests`` fields: ``GET /`` (the
 field page: queue pick, lease, document from the OCR cache, value and Mapper boxes, HTML),
 ``GET /page`` (the page picture: render + JPEG), ``POST /decide`` (append + fsync). "Page render"
-is the first two in sequence, what a reviewer waits for. The server's resident memory
+is the first two in sequence, what a reviewer waits for. ``--think`` is the reviewer's time on a
+field before deciding: with 0 every picture is rendered while the client waits (the worst case);
+with a second or more (a person reads the page) the app has usually rendered the next document's
+page in the background already. The server's resident memory
 (VmRSS, and its peak VmHWM) is read from ``/proc`` after the requests; memory "flat in queue size"
 means the 10k-field queue costs about what the 1k one does.
 
@@ -98,8 +101,8 @@ def _pct(xs) -> dict[str, float]:
             "max_ms": float(a.max())}  # fmt: skip
 
 
-def run_size(folder, cache_dir: Path, words, n: int, requests: int, work: Path) -> dict:
-    scored, log = work / f"scored_{n}.jsonl", work / f"review_{n}.jsonl"
+def run_size(folder, cache_dir, words, n: int, requests: int, think: float, work: Path) -> dict:
+    scored, log = work / f"scored_{n}.jsonl", work / f"review_{n}_{think}.jsonl"
     _scored(scored, words, n)
     port = _free_port()
     t0 = time.perf_counter()
@@ -133,6 +136,8 @@ def run_size(folder, cache_dir: Path, words, n: int, requests: int, work: Path) 
             t2 = time.perf_counter()
             assert pic[:3] == b"\xff\xd8\xff" and "value-box" in html
             lease = html.split('data-lease="')[1].split('"')[0]
+            time.sleep(think)  # the reviewer reads the page
+            t2 = time.perf_counter()
             body = json.dumps({"lease": lease, "action": "accept"}).encode()
             head = {"Content-Type": "application/json"}
             req = urllib.request.Request(base + "decide", body, head, method="POST")
@@ -150,6 +155,7 @@ def run_size(folder, cache_dir: Path, words, n: int, requests: int, work: Path) 
     assert logged == requests, (logged, requests)
     return {
         "queue_fields": n,
+        "think_s": think,
         "requests": requests,
         "startup_s": round(startup, 2),
         "field_page": _pct(field),
@@ -167,11 +173,13 @@ def main(argv=None) -> int:
     ap.add_argument("--documents", default=None)
     ap.add_argument("--cache-dir", default=None)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
-    ap.add_argument("--requests", type=int, default=200)
+    ap.add_argument("--requests", type=int, default=100)
+    ap.add_argument("--think", type=float, nargs="+", default=[0.0, 1.0])
     ap.add_argument("--max-docs", type=int, default=600)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "review.json"))
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bench_review_"))
+    load_before = round(os.getloadavg()[0], 1)
     try:
         folder = Path(args.documents) if args.documents else work / "docs"
         if not args.documents:
@@ -181,23 +189,32 @@ def main(argv=None) -> int:
                         "--scan-ratio", "0.35"]) == 0  # fmt: skip
         cache = Path(args.cache_dir) if args.cache_dir else work / "cache"
         words = _words_by_doc(folder, cache, args.max_docs)
-        results = [run_size(folder, cache, words, n, args.requests, work) for n in args.sizes]
+        results = [
+            run_size(folder, cache, words, n, args.requests, t, work)
+            for t in args.think
+            for n in args.sizes
+        ]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    small, large = results[0], results[-1]
+    by_size = [r for r in results if r["think_s"] == args.think[0]]
+    small, large = by_size[0], by_size[-1]
     out = {
         "what": (
             f"extractconf review as a server process; {len(words)} documents "
             f"({args.documents or 'synth --seed 11 --n 40 --scan-ratio 0.35'}); review fields "
             "with values drawn from the documents' words, random confidences; per queue size "
             f"{args.requests} fields served in confidence order, each GET / + GET /page + "
-            "POST /decide from one client"
+            "POST /decide from one client, think_s seconds between reading and deciding"
         ),
         "machine": f"{os.cpu_count()} cores (shared), python {sys.version.split()[0]}",
+        "load_average_1min_before_after": [load_before, round(os.getloadavg()[0], 1)],
         "goal": "page_render p95 <= 200 ms; memory flat in queue size",
         "results": results,
         "page_render_p95_ms": {
-            str(r["queue_fields"]): round(r["page_render"]["p95_ms"], 1) for r in results
+            f"{r['queue_fields']} fields, think {r['think_s']:g} s": round(
+                r["page_render"]["p95_ms"], 1
+            )
+            for r in results
         },
         "rss_ratio_largest_vs_smallest": round(
             large["rss_mb_after_requests"] / small["rss_mb_after_requests"], 3
@@ -206,10 +223,13 @@ def main(argv=None) -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     for r in results:
-        print(f"{r['queue_fields']:>6} fields: page render p50 {r['page_render']['p50_ms']:.0f} ms"
-              f" p95 {r['page_render']['p95_ms']:.0f} ms; decide p95 {r['decide']['p95_ms']:.0f}"
-              f" ms; RSS {r['rss_mb_after_requests']:.0f} MB (peak {r['peak_rss_mb']:.0f});"
-              f" startup {r['startup_s']:.1f} s")  # fmt: skip
+        rp = r["page_render"]
+        print(
+            f"{r['queue_fields']:>6} fields, think {r['think_s']:g} s: page render p50 "
+            f"{rp['p50_ms']:.0f} ms p95 {rp['p95_ms']:.0f} ms; decide p95 "
+            f"{r['decide']['p95_ms']:.0f} ms; RSS {r['rss_mb_after_requests']:.0f} MB "
+            f"(peak {r['peak_rss_mb']:.0f}); startup {r['startup_s']:.1f} s"
+        )
     print(f"wrote {args.out}")
     return 0
 

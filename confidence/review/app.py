@@ -168,6 +168,7 @@ def create_app(
     """
     jinja2 = _import_web()
     from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
@@ -203,6 +204,9 @@ def create_app(
             ctx: dict[str, Any] = {"item": None, "progress": queue.progress(), "docs": None}
             return cookies(HTMLResponse(page_tpl.render(**ctx)), request, cid, new)
         item, lease = got
+        upcoming = queue.peek()
+        if upcoming is not None and upcoming.doc_id != item.doc_id:
+            renderer.prefetch(folder, upcoming.doc_id)  # ready when the reviewer moves on
         doc = folder.document(item.doc_id)
         value_box = mapper_box = None
         n_pages = 0
@@ -262,7 +266,7 @@ def create_app(
             n = int(request.query_params.get("n", "1")) - 1
             if doc is None:
                 raise DocumentError(doc_id, "no such document")
-            data = renderer.picture(path, doc, n)
+            data = await run_in_threadpool(renderer.picture, path, doc, n)
         except (ValueError, DocumentError):
             return Response("not found", 404, media_type="text/plain")
         return Response(data, media_type="image/jpeg")

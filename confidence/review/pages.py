@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import cv2
@@ -205,10 +206,15 @@ class PageRenderer:
         self.width = width
         self.keep = keep
         self._cache: OrderedDict[tuple, bytes] = OrderedDict()
+        self._running: dict[tuple, Future] = {}
         self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
 
     def picture(self, path: Path, document: Document, index: int) -> bytes:
-        """JPEG bytes of page ``index`` (0-based) of ``document`` read from ``path``."""
+        """JPEG bytes of page ``index`` (0-based) of ``document`` read from ``path``.
+
+        A render already running for the same page (a prefetch) is waited for, not repeated.
+        """
         if not 0 <= index < len(document.pages):
             raise DocumentError(path, f"has no page {index + 1}")
         page = document.pages[index]
@@ -218,14 +224,46 @@ class PageRenderer:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        ok, buf = cv2.imencode(
-            ".jpg", _raster(path, page, index, self.width), [cv2.IMWRITE_JPEG_QUALITY, 85]
-        )
-        if not ok:  # pragma: no cover - cv2 encodes any grey raster
-            raise DocumentError(path, f"page {index + 1} could not be encoded")
-        data = buf.tobytes()
+            running = self._running.get(key)
+            if running is None:
+                running = self._running[key] = Future()
+                mine = True
+            else:
+                mine = False
+        if not mine:
+            return running.result()
+        try:
+            ok, buf = cv2.imencode(
+                ".jpg", _raster(path, page, index, self.width), [cv2.IMWRITE_JPEG_QUALITY, 85]
+            )
+            if not ok:  # pragma: no cover - cv2 encodes any grey raster
+                raise DocumentError(path, f"page {index + 1} could not be encoded")
+            data = buf.tobytes()
+        except BaseException as e:
+            with self._lock:
+                del self._running[key]
+            running.set_exception(e)
+            raise
         with self._lock:
             self._cache[key] = data
             while len(self._cache) > self.keep:
                 self._cache.popitem(last=False)
+            del self._running[key]
+        running.set_result(data)
         return data
+
+    def prefetch(self, folder: DocumentFolder, doc_id: str) -> None:
+        """Render the first page of ``doc_id`` in the background (errors are ignored: the
+        request for the picture reports them)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefetch")
+
+        def work() -> None:
+            path, doc = folder.path_of(doc_id), folder.document(doc_id)
+            if path is not None and doc is not None and doc.pages:
+                try:
+                    self.picture(path, doc, 0)
+                except DocumentError:
+                    pass
+
+        self._pool.submit(work)

@@ -224,21 +224,33 @@ class ReviewQueue:
                 if ls.client == client:
                     ls.expires = now + self.lease
                     return self._by_key[ls.key], ls.lease_id
-            best, best_rank = None, None
-            for pos, it in enumerate(self.items):
-                if it.key in self._done or it.key in self._leases:
-                    continue
-                rank = (self._skipped.get(it.key, 0), pos)
-                if best_rank is None or rank < best_rank:
-                    best, best_rank = it, rank
-                    if rank[0] == 0:
-                        break
+            best = self._pick()
             if best is None:
                 return None
             ls = _Lease(uuid.uuid4().hex, client, best.key, now + self.lease)
             self._leases[best.key] = ls
             self._lease_ids[ls.lease_id] = ls
             return best, ls.lease_id
+
+    def _pick(self) -> QueueItem | None:
+        """The first field in review order that is neither done nor leased (skips last)."""
+        best, best_rank = None, None
+        for pos, it in enumerate(self.items):
+            if it.key in self._done or it.key in self._leases:
+                continue
+            rank = (self._skipped.get(it.key, 0), pos)
+            if best_rank is None or rank < best_rank:
+                best, best_rank = it, rank
+                if rank[0] == 0:
+                    break
+        return best
+
+    def peek(self) -> QueueItem | None:
+        """The field the next :meth:`next` of a new client would get (nothing is leased); for
+        preparing its page picture while the reviewer looks at the current one."""
+        with self._lock:
+            self._expire(self._clock())
+            return self._pick()
 
     def submit(
         self, lease_id: str, action: str, final_value: str | None, reviewer: str
