@@ -137,7 +137,7 @@ def run_size(folder, cache_dir, words, n: int, requests: int, think: float, work
             assert pic[:3] == b"\xff\xd8\xff" and "value-box" in html
             lease = html.split('data-lease="')[1].split('"')[0]
             time.sleep(think)  # the reviewer reads the page
-            t2 = time.perf_counter()
+            t_read = time.perf_counter()
             body = json.dumps({"lease": lease, "action": "accept"}).encode()
             head = {"Content-Type": "application/json"}
             req = urllib.request.Request(base + "decide", body, head, method="POST")
@@ -146,7 +146,7 @@ def run_size(folder, cache_dir, words, n: int, requests: int, think: float, work
             field.append(t1 - t)
             picture.append(t2 - t1)
             render.append(t2 - t)
-            decide.append(t3 - t2)
+            decide.append(t3 - t_read)
         rss_end = _rss(proc.pid)
     finally:
         proc.terminate()
