@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 from confidence.cli._args import positive_float
@@ -89,8 +90,11 @@ def run(args) -> int:
             + (f" ({dup} already there)" if dup else "")
         )
         return 0
+    del rows  # the queue keeps one small record per field; the full rows are not needed
+    gc.collect()
     queue = ReviewQueue(items, args.log, lease=args.lease)
-    pending = [it for it in items if it.key not in queue.decided()]
+    decided = queue.decided()
+    pending = [it for it in items if it.key not in decided]
     if args.export:
         from confidence.review.exchange import export_queue
 
