@@ -201,7 +201,7 @@ def create_app(
         cid, new = client_of(request)
         got = queue.next(cid)
         if got is None:
-            ctx: dict[str, Any] = {"item": None, "progress": queue.progress(), "docs": None}
+            ctx: dict[str, Any] = {"item": None, "progress": queue.progress()}
             return cookies(HTMLResponse(page_tpl.render(**ctx)), request, cid, new)
         item, lease = got
         upcoming = queue.peek()
@@ -235,7 +235,6 @@ def create_app(
             "value_page": None if value_box is None else value_box[0] + 1,
             "mapper_page": None if mapper_box is None else mapper_box[0] + 1,
             "mapper_differs": item.mapper_value != item.hunter_value,
-            "docs": None,
         }
         return cookies(HTMLResponse(page_tpl.render(**ctx)), request, cid, new)
 

@@ -161,3 +161,13 @@ def test_non_local_bind_without_token_is_refused(docs, tmp_path, capsys):
     code = main(["review", str(scored), "--documents", str(ds), "--host", "0.0.0.0"])
     assert code == 2
     assert "--token" in capsys.readouterr().err
+
+
+def test_an_empty_queue_says_so(docs, tmp_path):
+    c = TestClient(_app(docs, tmp_path), base_url=BASE)
+    for _ in range(3):
+        r = c.post("/decide", json={"lease": _lease(c.get("/").text), "action": "absent"})
+        assert r.status_code == 200
+    html = c.get("/").text
+    assert 'id="all-done"' in html and "3 done / 0 left" in html
+    assert len(read_log(tmp_path / "review.jsonl")) == 3
