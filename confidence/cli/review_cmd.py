@@ -65,6 +65,9 @@ def register(subparsers) -> None:
     p.add_argument("--lease", type=positive_float, default=300.0, metavar="SECONDS",
                    help="seconds a field stays reserved for one browser (default 300)")  # fmt: skip
     p.add_argument("--schema", default=None, help="schema.json for the field descriptions")
+    p.add_argument("--runs", nargs="+", default=None,
+                   help="the runs.jsonl scored: box the line a value was read from when the "
+                        "value itself is not found on the page")  # fmt: skip
     p.add_argument("--cache-dir", default=None, help="OCR cache folder")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--export", metavar="QUEUE", help="write the queue to .csv/.jsonl and exit")
@@ -80,6 +83,11 @@ def run(args) -> int:
 
     rows = read_rows(args.scored)
     items = order_items(queue_items(rows), args.order)
+    if args.runs:
+        from confidence.records import load_runs
+        from confidence.review.queue import with_lines
+
+        items = with_lines(items, load_runs(args.runs))
     if args.import_:
         from confidence.review.exchange import import_decisions
 

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from confidence.errors import DocumentError, ExtractConfError
-from confidence.review.pages import DocumentFolder, PageRenderer, locate
+from confidence.review.pages import DocumentFolder, PageRenderer, line_box, locate
 from confidence.review.queue import LeaseError, ReviewQueue
 
 _HERE = Path(__file__).parent
@@ -213,8 +213,12 @@ def create_app(
         if doc is not None:
             n_pages = len(doc.pages)
             value_box = locate(doc, item.value, item.field_type)
+            if value_box is None and item.value == item.hunter_value:
+                value_box = line_box(doc, item.hunter_line)
             if item.mapper_value is not None and item.mapper_value != item.value:
-                mapper_box = locate(doc, item.mapper_value, item.field_type)
+                mapper_box = locate(doc, item.mapper_value, item.field_type) or line_box(
+                    doc, item.mapper_line
+                )
         shown_page = value_box[0] if value_box else mapper_box[0] if mapper_box else 0
         try:
             shown_page = min(max(int(request.query_params.get("p", shown_page)), 0), n_pages - 1)

@@ -136,6 +136,28 @@ def locate(
     return None if m is None else (m.page, tuple(float(v) for v in m.bbox))
 
 
+def line_box(document: Document, line: int | None) -> tuple[int, BBox] | None:
+    """(0-based page, box) of reading-order line ``line`` of ``document``, or None.
+
+    Examples
+    --------
+    >>> from confidence.types import Page, Word
+    >>> page = Page(1, 100, 100, (Word("Total", (0.1, 0.5, 0.2, 0.52), line_id=1),
+    ...                           Word("12.50", (0.3, 0.5, 0.4, 0.52), line_id=1)), "pdf", 72.0)
+    >>> line_box(Document("d", "d.pdf", (page,)), 0)
+    (0, (0.1, 0.5, 0.4, 0.52))
+    """
+    if line is None or line < 0:
+        return None
+    from confidence.documents.lines import document_lines
+
+    lines = document_lines(document)
+    if line >= len(lines):
+        return None
+    ln = lines[line]
+    return ln.page - 1, tuple(float(v) for v in ln.bbox)
+
+
 def _image_frame(path: Path, index: int, width: int, turned: bool) -> np.ndarray:
     """Frame ``index`` of an image file as grey pixels, decoded no larger than needed for an
     upright width of about ``width`` (JPEGs decode at 1/2, 1/4, 1/8 scale directly)."""

@@ -62,7 +62,13 @@ def _reasons(v: Any) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class QueueItem:
-    """One field to review (built by :func:`queue_items` from a scored row)."""
+    """One field to review (built by :func:`queue_items` from a scored row).
+
+    ``hunter_line`` / ``mapper_line``: index of the document line (reading order,
+    :func:`~confidence.documents.lines.document_lines`) each call read the value from, when the
+    runs are given (:func:`with_lines`); the app boxes that line when the value itself is not
+    found on the page.
+    """
 
     doc_id: str
     field: str
@@ -76,6 +82,8 @@ class QueueItem:
     audit: bool
     p_sample: float
     status: str
+    hunter_line: int | None = None
+    mapper_line: int | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -119,6 +127,23 @@ def queue_items(rows: Iterable[Mapping[str, Any]]) -> list[QueueItem]:
                 status=str(r.get("status") or "ok"),
             )
         )
+    return out
+
+
+def with_lines(items: list[QueueItem], runs: Mapping[str, Any]) -> list[QueueItem]:
+    """``items`` with the line index each reading came from, from recorded runs
+    (doc_id -> :class:`~confidence.readings.RunRecord`, as :func:`confidence.records.load_runs`
+    returns them); items of documents without a run are kept as they are."""
+    from dataclasses import replace
+
+    out = []
+    for it in items:
+        rec = runs.get(it.doc_id)
+        lines = []
+        for call in (getattr(rec, "hunter", None), getattr(rec, "mapper", None)):
+            reading = call.fields.get(it.field) if call is not None else None
+            lines.append(reading.line if reading is not None else None)
+        out.append(replace(it, hunter_line=lines[0], mapper_line=lines[1]) if rec else it)
     return out
 
 

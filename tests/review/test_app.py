@@ -171,3 +171,21 @@ def test_an_empty_queue_says_so(docs, tmp_path):
     html = c.get("/").text
     assert 'id="all-done"' in html and "3 done / 0 left" in html
     assert len(read_log(tmp_path / "review.jsonl")) == 3
+
+
+def test_the_line_a_reading_came_from_is_boxed_when_its_value_is_not_found(docs, tmp_path):
+    from confidence.readings import CallResult, FieldReading, RunRecord
+    from confidence.review.queue import with_lines
+
+    root, ds, _ = docs
+    rows = [row("d000", "vendor", "Nowhere Ltd", 0.1, mapper_value="Elsewhere Inc")]
+    hunter = CallResult("hunter", {"vendor": FieldReading("x", line=0)})
+    mapper = CallResult("mapper", {"vendor": FieldReading("y", line=1)})
+    runs = {"d000": RunRecord("d000", hunter, mapper)}
+    folder = DocumentFolder(ds, cache=DocumentCache(root / "cache"))
+    plain = ReviewQueue(queue_items(rows), tmp_path / "a.jsonl")
+    html = TestClient(create_app(plain, folder), base_url=BASE).get("/").text
+    assert "value-box" not in html and "mapper-box" not in html
+    lined = ReviewQueue(with_lines(queue_items(rows), runs), tmp_path / "b.jsonl")
+    html = TestClient(create_app(lined, folder), base_url=BASE).get("/").text
+    assert "value-box" in html and "mapper-box" in html

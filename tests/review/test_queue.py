@@ -6,7 +6,13 @@ import pytest
 
 from confidence.errors import ExtractConfError
 from confidence.review.log import Decision, append_decision, read_log
-from confidence.review.queue import LeaseError, ReviewQueue, order_items, queue_items
+from confidence.review.queue import (
+    LeaseError,
+    ReviewQueue,
+    order_items,
+    queue_items,
+    with_lines,
+)
 from tests.fixtures.review import row
 
 ROWS = [
@@ -138,3 +144,18 @@ def test_decisions_for_rows_outside_the_queue_are_ignored(tmp_path):
 def test_lease_must_be_positive(tmp_path):
     with pytest.raises(ExtractConfError, match="--lease"):
         _queue(tmp_path, lease=0)
+
+
+def test_with_lines_takes_each_readings_line_from_the_runs():
+    from confidence.readings import CallResult, FieldReading, RunRecord
+
+    rec = RunRecord(
+        "a",
+        CallResult("hunter", {"date": FieldReading("2024-01-01", line=2)}),
+        CallResult("mapper", {"date": FieldReading("2024-01-02", line=5)}),
+    )
+    items = with_lines(queue_items(ROWS), {"a": rec})
+    by_key = {i.key: i for i in items}
+    assert (by_key[("a", "date")].hunter_line, by_key[("a", "date")].mapper_line) == (2, 5)
+    assert by_key[("a", "vendor")].hunter_line is None  # not in the run's readings
+    assert by_key[("b", "total")] == queue_items(ROWS)[1]  # no run for b: unchanged
