@@ -56,8 +56,8 @@ def register(subparsers) -> None:
     p.add_argument("scored", metavar="SCORED", help="scored.jsonl / .csv / .parquet from score")
     p.add_argument("--documents", metavar="DIR", help="folder with the documents (or dataset)")
     p.add_argument("--log", default="review.jsonl", help="review log (default review.jsonl)")
-    p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765, help="default 8765")
+    p.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (others need --token)")
     p.add_argument("--token", default=None, help="required by every request; needed off loopback")
     p.add_argument("--reviewer", default="reviewer", help="name logged with each decision")
     p.add_argument("--order", choices=("confidence", "document"), default="confidence",
