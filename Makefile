@@ -15,11 +15,12 @@ export HF_HUB_OFFLINE := 1
 
 .PHONY: demo test bench lint system venv clean
 
-system:  ## tesseract-ocr with English and orientation data, via apt when missing
-	@if ! command -v tesseract >/dev/null || ! tesseract --list-langs 2>/dev/null | grep -qx osd; then \
+system:  ## tesseract-ocr (English, orientation) and chromium + chromedriver (review app tests), via apt when missing
+	@if ! command -v tesseract >/dev/null || ! tesseract --list-langs 2>/dev/null | grep -qx osd \
+		|| ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
-			tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd; \
+			tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd chromium chromium-driver; \
 	fi
 	@tesseract --version | head -n 1
 

@@ -63,7 +63,8 @@ def _one_file_folder(tmp_path: Path) -> Path:
 
 
 def test_readme_commands_are_found():
-    assert {c[1] for c in CLI} >= {"inspect", "score", "synth", "extract", "train", "evaluate"}
+    assert {c[1] for c in CLI} >= {"inspect", "score", "synth", "extract", "train", "evaluate",
+                                   "review"}  # fmt: skip
     assert [c[1] for c in ONE_FILE] == ["inspect", "inspect", "score"]
     assert {c[0] for c in COMMANDS} <= {"make", "extractconf", ".venv/bin/extractconf"}
 
@@ -142,3 +143,32 @@ def test_the_shipped_model_carries_the_invoice_schema(tmp_path):
     (copy / "schema.json").write_text(SCHEMA.to_dict()["name"] + "\n")
     with pytest.raises(ModelError, match=r"schema.json: checksum mismatch"):
         ConfidenceEngine.load(copy)
+
+
+def test_readme_review_export_import_run_as_written(tmp_path, monkeypatch, capsys):
+    """The README's export and import commands, in order, on a scored.parquet (the serving
+    command blocks; tests/review runs it as a server)."""
+    from confidence.output import write_rows
+    from confidence.review.log import read_log
+
+    runs = [c for c in CLI if c[1] == "review" and ("--export" in c or "--import" in c)]
+    assert len(runs) == 2
+    monkeypatch.chdir(tmp_path)
+    write_rows("scored.parquet", [
+        {"doc_id": "a", "field": "total", "field_type": "amount", "value": "9.00",
+         "confidence": 0.3, "decision": "review", "reasons": ["Hunter and Mapper disagree"]},
+        {"doc_id": "a", "field": "date", "field_type": "date", "value": "2024-01-02",
+         "confidence": 0.99, "decision": "accept", "reasons": []},
+    ])  # fmt: skip
+    assert main(runs[0][1:]) == 0
+    with open("queue.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["doc_id"], r["field"]) for r in rows] == [("a", "total")]
+    rows[0]["action"] = "accept"  # what the other tool fills in
+    with open("queue.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    assert main(runs[1][1:]) == 0
+    [d] = read_log("review.jsonl")
+    assert (d.doc_id, d.field, d.action, d.final_value) == ("a", "total", "accept", "9.00")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 from confidence.cli._args import positive_float
@@ -55,8 +56,8 @@ def register(subparsers) -> None:
     p.add_argument("scored", metavar="SCORED", help="scored.jsonl / .csv / .parquet from score")
     p.add_argument("--documents", metavar="DIR", help="folder with the documents (or dataset)")
     p.add_argument("--log", default="review.jsonl", help="review log (default review.jsonl)")
-    p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765, help="default 8765")
+    p.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (others need --token)")
     p.add_argument("--token", default=None, help="required by every request; needed off loopback")
     p.add_argument("--reviewer", default="reviewer", help="name logged with each decision")
     p.add_argument("--order", choices=("confidence", "document"), default="confidence",
@@ -64,6 +65,9 @@ def register(subparsers) -> None:
     p.add_argument("--lease", type=positive_float, default=300.0, metavar="SECONDS",
                    help="seconds a field stays reserved for one browser (default 300)")  # fmt: skip
     p.add_argument("--schema", default=None, help="schema.json for the field descriptions")
+    p.add_argument("--runs", nargs="+", default=None,
+                   help="the runs.jsonl scored: box the line a value was read from when the "
+                        "value itself is not found on the page")  # fmt: skip
     p.add_argument("--cache-dir", default=None, help="OCR cache folder")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--export", metavar="QUEUE", help="write the queue to .csv/.jsonl and exit")
@@ -79,6 +83,11 @@ def run(args) -> int:
 
     rows = read_rows(args.scored)
     items = order_items(queue_items(rows), args.order)
+    if args.runs:
+        from confidence.records import load_runs
+        from confidence.review.queue import with_lines
+
+        items = with_lines(items, load_runs(args.runs))
     if args.import_:
         from confidence.review.exchange import import_decisions
 
@@ -89,8 +98,11 @@ def run(args) -> int:
             + (f" ({dup} already there)" if dup else "")
         )
         return 0
+    del rows  # the queue keeps one small record per field; the full rows are not needed
+    gc.collect()
     queue = ReviewQueue(items, args.log, lease=args.lease)
-    pending = [it for it in items if it.key not in queue.decided()]
+    decided = queue.decided()
+    pending = [it for it in items if it.key not in decided]
     if args.export:
         from confidence.review.exchange import export_queue
 

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from confidence.errors import DocumentError, ExtractConfError
-from confidence.review.pages import DocumentFolder, PageRenderer, locate
+from confidence.review.pages import DocumentFolder, PageRenderer, line_box, locate
 from confidence.review.queue import LeaseError, ReviewQueue
 
 _HERE = Path(__file__).parent
@@ -168,6 +168,7 @@ def create_app(
     """
     jinja2 = _import_web()
     from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
@@ -200,17 +201,24 @@ def create_app(
         cid, new = client_of(request)
         got = queue.next(cid)
         if got is None:
-            ctx: dict[str, Any] = {"item": None, "progress": queue.progress(), "docs": None}
+            ctx: dict[str, Any] = {"item": None, "progress": queue.progress()}
             return cookies(HTMLResponse(page_tpl.render(**ctx)), request, cid, new)
         item, lease = got
+        upcoming = queue.peek()
+        if upcoming is not None and upcoming.doc_id != item.doc_id:
+            renderer.prefetch(folder, upcoming.doc_id)  # ready when the reviewer moves on
         doc = folder.document(item.doc_id)
         value_box = mapper_box = None
         n_pages = 0
         if doc is not None:
             n_pages = len(doc.pages)
             value_box = locate(doc, item.value, item.field_type)
+            if value_box is None and item.value == item.hunter_value:
+                value_box = line_box(doc, item.hunter_line)
             if item.mapper_value is not None and item.mapper_value != item.value:
-                mapper_box = locate(doc, item.mapper_value, item.field_type)
+                mapper_box = locate(doc, item.mapper_value, item.field_type) or line_box(
+                    doc, item.mapper_line
+                )
         shown_page = value_box[0] if value_box else mapper_box[0] if mapper_box else 0
         try:
             shown_page = min(max(int(request.query_params.get("p", shown_page)), 0), n_pages - 1)
@@ -231,7 +239,6 @@ def create_app(
             "value_page": None if value_box is None else value_box[0] + 1,
             "mapper_page": None if mapper_box is None else mapper_box[0] + 1,
             "mapper_differs": item.mapper_value != item.hunter_value,
-            "docs": None,
         }
         return cookies(HTMLResponse(page_tpl.render(**ctx)), request, cid, new)
 
@@ -254,7 +261,7 @@ def create_app(
             return JSONResponse({"error": str(e)}, 400)
         return JSONResponse({"logged": d is not None, "progress": queue.progress().__dict__})
 
-    async def page_png(request: Request):
+    async def page_picture(request: Request):
         doc_id = request.query_params.get("doc", "")
         path = folder.path_of(doc_id)
         doc = folder.document(doc_id) if path is not None else None
@@ -262,10 +269,10 @@ def create_app(
             n = int(request.query_params.get("n", "1")) - 1
             if doc is None:
                 raise DocumentError(doc_id, "no such document")
-            data = renderer.png(path, doc, n)
+            data = await run_in_threadpool(renderer.picture, path, doc, n)
         except (ValueError, DocumentError):
             return Response("not found", 404, media_type="text/plain")
-        return Response(data, media_type="image/png")
+        return Response(data, media_type="image/jpeg")
 
     async def original(request: Request):
         from starlette.responses import FileResponse
@@ -289,7 +296,7 @@ def create_app(
         routes=[
             Route("/", home),
             Route("/decide", decide, methods=["POST"]),
-            Route("/page", page_png),
+            Route("/page", page_picture),
             Route("/progress", progress),
             Route("/documents/{path:path}", original),
             Route("/static/{name}", static),

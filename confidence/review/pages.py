@@ -5,9 +5,10 @@ Only files under the documents folder are ever opened: a doc_id is looked up in 
 walking the folder (a dataset folder's ``labels.jsonl`` when there is one), and a raw path asked
 for by URL must resolve inside the folder (:meth:`DocumentFolder.safe_file`).
 
-Pages are rendered from the original file (PDF pages with PDFium, images with Pillow), turned
-and straightened as ingestion did (``Page.rotation``, ``Page.deskew_deg``) so the normalised word
-boxes of :class:`~confidence.types.Page` land on the picture; a small LRU keeps recent renders.
+Pages are rendered from the original file (PDF pages with PDFium, images with Pillow) as JPEG,
+turned and straightened as ingestion did (``Page.rotation``, ``Page.deskew_deg``) so the
+normalised word boxes of :class:`~confidence.types.Page` land on the picture; a small LRU keeps
+recent renders.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import cv2
@@ -134,29 +136,69 @@ def locate(
     return None if m is None else (m.page, tuple(float(v) for v in m.bbox))
 
 
+def line_box(document: Document, line: int | None) -> tuple[int, BBox] | None:
+    """(0-based page, box) of reading-order line ``line`` of ``document``, or None.
+
+    Examples
+    --------
+    >>> from confidence.types import Page, Word
+    >>> page = Page(1, 100, 100, (Word("Total", (0.1, 0.5, 0.2, 0.52), line_id=1),
+    ...                           Word("12.50", (0.3, 0.5, 0.4, 0.52), line_id=1)), "pdf", 72.0)
+    >>> line_box(Document("d", "d.pdf", (page,)), 0)
+    (0, (0.1, 0.5, 0.4, 0.52))
+    """
+    if line is None or line < 0:
+        return None
+    from confidence.documents.lines import document_lines
+
+    lines = document_lines(document)
+    if line >= len(lines):
+        return None
+    ln = lines[line]
+    return ln.page - 1, tuple(float(v) for v in ln.bbox)
+
+
+def _image_frame(path: Path, index: int, width: int, turned: bool) -> np.ndarray:
+    """Frame ``index`` of an image file as grey pixels, decoded no larger than needed for an
+    upright width of about ``width`` (JPEGs decode at 1/2, 1/4, 1/8 scale directly)."""
+    from PIL import Image, ImageSequence
+
+    with Image.open(path) as img:
+        for i, frame in enumerate(ImageSequence.Iterator(img)):
+            if i < index:
+                continue
+            w, h = frame.size
+            upright_w = h if turned else w
+            if upright_w * h > 0 and frame.format == "JPEG" and upright_w > width:
+                s = width / upright_w
+                frame.draft("L", (int(w * s), int(h * s)))
+            return np.asarray(frame.convert("L"))
+    raise DocumentError(path, f"has no page {index + 1}")
+
+
 def _raster(path: Path, page: Page, index: int, width: int) -> np.ndarray:
-    """The upright grey raster of page ``index`` of ``path``, about ``width`` pixels wide."""
+    """The upright grey raster of page ``index`` of ``path``, about ``width`` pixels wide.
+
+    Scaled down first, then turned and straightened: both are rotations about the centre, so
+    the normalised word boxes land on the same place at any scale.
+    """
+    turned = page.rotation in (90, 270)
     if path.suffix.lower() == ".pdf":
-        from confidence.documents._pdf import open_pdf
+        from confidence.documents._pdf import open_pdf, render
 
         with open_pdf(path) as pdf:
             if index >= len(pdf):
                 raise DocumentError(path, f"has no page {index + 1}")
             w_pt, h_pt = pdf[index].get_size()
-            if page.rotation in (90, 270):
-                w_pt = h_pt
-            from confidence.documents._pdf import render
-
-            gray, _dpi, _note = render(pdf, index, 72.0 * width / max(w_pt, 1.0), _MAX_PIXELS)
+            upright_pt = h_pt if turned else w_pt
+            gray, _dpi, _note = render(pdf, index, 72.0 * width / max(upright_pt, 1.0), _MAX_PIXELS)
     else:
-        from confidence.documents._images import iter_frames
-
-        for i, (frame, _dpi, _notes) in enumerate(iter_frames(path, _MAX_PIXELS)):
-            if i == index:
-                gray = frame
-                break
-        else:
-            raise DocumentError(path, f"has no page {index + 1}")
+        gray = _image_frame(path, index, width, turned)
+    upright_w = gray.shape[0] if turned else gray.shape[1]
+    if upright_w > width * 1.1:
+        s = width / upright_w
+        size = (max(1, round(gray.shape[1] * s)), max(1, round(gray.shape[0] * s)))
+        gray = cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
     if page.rotation:
         from confidence.documents._ocr import _TURNS
 
@@ -165,14 +207,14 @@ def _raster(path: Path, page: Page, index: int, width: int) -> np.ndarray:
         from confidence.documents._ocr import _deskew
 
         gray = _deskew(gray, -page.deskew_deg)
-    if gray.shape[1] > width * 1.1:
-        height = round(gray.shape[0] * width / gray.shape[1])
-        gray = cv2.resize(gray, (width, height), interpolation=cv2.INTER_AREA)
-    return gray
+    return np.ascontiguousarray(gray)
 
 
 class PageRenderer:
-    """PNG pictures of document pages, with a small LRU of recent renders.
+    """JPEG pictures of document pages, with a small LRU of recent renders.
+
+    JPEG (quality 85) rather than PNG: measured on synthetic scans it encodes about 10x faster
+    and is 2-5x smaller, and the page is only looked at, never read by a machine.
 
     Parameters
     ----------
@@ -186,10 +228,15 @@ class PageRenderer:
         self.width = width
         self.keep = keep
         self._cache: OrderedDict[tuple, bytes] = OrderedDict()
+        self._running: dict[tuple, Future] = {}
         self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
 
-    def png(self, path: Path, document: Document, index: int) -> bytes:
-        """PNG bytes of page ``index`` (0-based) of ``document`` read from ``path``."""
+    def picture(self, path: Path, document: Document, index: int) -> bytes:
+        """JPEG bytes of page ``index`` (0-based) of ``document`` read from ``path``.
+
+        A render already running for the same page (a prefetch) is waited for, not repeated.
+        """
         if not 0 <= index < len(document.pages):
             raise DocumentError(path, f"has no page {index + 1}")
         page = document.pages[index]
@@ -199,14 +246,46 @@ class PageRenderer:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        ok, buf = cv2.imencode(
-            ".png", _raster(path, page, index, self.width), [cv2.IMWRITE_PNG_COMPRESSION, 3]
-        )
-        if not ok:  # pragma: no cover - cv2 encodes any grey raster
-            raise DocumentError(path, f"page {index + 1} could not be encoded")
-        data = buf.tobytes()
+            running = self._running.get(key)
+            if running is None:
+                running = self._running[key] = Future()
+                mine = True
+            else:
+                mine = False
+        if not mine:
+            return running.result()
+        try:
+            ok, buf = cv2.imencode(
+                ".jpg", _raster(path, page, index, self.width), [cv2.IMWRITE_JPEG_QUALITY, 85]
+            )
+            if not ok:  # pragma: no cover - cv2 encodes any grey raster
+                raise DocumentError(path, f"page {index + 1} could not be encoded")
+            data = buf.tobytes()
+        except BaseException as e:
+            with self._lock:
+                del self._running[key]
+            running.set_exception(e)
+            raise
         with self._lock:
             self._cache[key] = data
             while len(self._cache) > self.keep:
                 self._cache.popitem(last=False)
+            del self._running[key]
+        running.set_result(data)
         return data
+
+    def prefetch(self, folder: DocumentFolder, doc_id: str) -> None:
+        """Render the first page of ``doc_id`` in the background (errors are ignored: the
+        request for the picture reports them)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefetch")
+
+        def work() -> None:
+            path, doc = folder.path_of(doc_id), folder.document(doc_id)
+            if path is not None and doc is not None and doc.pages:
+                try:
+                    self.picture(path, doc, 0)
+                except DocumentError:
+                    pass
+
+        self._pool.submit(work)

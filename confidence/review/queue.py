@@ -62,7 +62,13 @@ def _reasons(v: Any) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class QueueItem:
-    """One field to review (built by :func:`queue_items` from a scored row)."""
+    """One field to review (built by :func:`queue_items` from a scored row).
+
+    ``hunter_line`` / ``mapper_line``: index of the document line (reading order,
+    :func:`~confidence.documents.lines.document_lines`) each call read the value from, when the
+    runs are given (:func:`with_lines`); the app boxes that line when the value itself is not
+    found on the page.
+    """
 
     doc_id: str
     field: str
@@ -76,6 +82,8 @@ class QueueItem:
     audit: bool
     p_sample: float
     status: str
+    hunter_line: int | None = None
+    mapper_line: int | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -119,6 +127,23 @@ def queue_items(rows: Iterable[Mapping[str, Any]]) -> list[QueueItem]:
                 status=str(r.get("status") or "ok"),
             )
         )
+    return out
+
+
+def with_lines(items: list[QueueItem], runs: Mapping[str, Any]) -> list[QueueItem]:
+    """``items`` with the line index each reading came from, from recorded runs
+    (doc_id -> :class:`~confidence.readings.RunRecord`, as :func:`confidence.records.load_runs`
+    returns them); items of documents without a run are kept as they are."""
+    from dataclasses import replace
+
+    out = []
+    for it in items:
+        rec = runs.get(it.doc_id)
+        lines = []
+        for call in (getattr(rec, "hunter", None), getattr(rec, "mapper", None)):
+            reading = call.fields.get(it.field) if call is not None else None
+            lines.append(reading.line if reading is not None else None)
+        out.append(replace(it, hunter_line=lines[0], mapper_line=lines[1]) if rec else it)
     return out
 
 
@@ -224,21 +249,33 @@ class ReviewQueue:
                 if ls.client == client:
                     ls.expires = now + self.lease
                     return self._by_key[ls.key], ls.lease_id
-            best, best_rank = None, None
-            for pos, it in enumerate(self.items):
-                if it.key in self._done or it.key in self._leases:
-                    continue
-                rank = (self._skipped.get(it.key, 0), pos)
-                if best_rank is None or rank < best_rank:
-                    best, best_rank = it, rank
-                    if rank[0] == 0:
-                        break
+            best = self._pick()
             if best is None:
                 return None
             ls = _Lease(uuid.uuid4().hex, client, best.key, now + self.lease)
             self._leases[best.key] = ls
             self._lease_ids[ls.lease_id] = ls
             return best, ls.lease_id
+
+    def _pick(self) -> QueueItem | None:
+        """The first field in review order that is neither done nor leased (skips last)."""
+        best, best_rank = None, None
+        for pos, it in enumerate(self.items):
+            if it.key in self._done or it.key in self._leases:
+                continue
+            rank = (self._skipped.get(it.key, 0), pos)
+            if best_rank is None or rank < best_rank:
+                best, best_rank = it, rank
+                if rank[0] == 0:
+                    break
+        return best
+
+    def peek(self) -> QueueItem | None:
+        """The field the next :meth:`next` of a new client would get (nothing is leased); for
+        preparing its page picture while the reviewer looks at the current one."""
+        with self._lock:
+            self._expire(self._clock())
+            return self._pick()
 
     def submit(
         self, lease_id: str, action: str, final_value: str | None, reviewer: str

@@ -1,0 +1,64 @@
+"""Documents for the review app: doc_id -> file, no way out of the folder, pictures whose boxes
+land on the words (also for a scan ingestion turned and straightened)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from confidence.errors import ExtractConfError
+from confidence.review.pages import DocumentFolder, PageRenderer, locate
+
+
+def test_folder_maps_names_and_relative_paths(tmp_path):
+    for rel in ("a/inv.pdf", "b/inv.pdf", "c/solo.png", "notes.txt", ".hidden.pdf"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"x")
+    f = DocumentFolder(tmp_path)
+    assert set(f.files) == {"a/inv", "b/inv", "c/solo", "solo"}  # inv is ambiguous
+    assert f.path_of("solo") == (tmp_path / "c/solo.png").resolve()
+    assert f.safe_file("a/inv.pdf") == (tmp_path / "a/inv.pdf").resolve()
+    for bad in ("../x", "a/../../etc/passwd", "/etc/passwd", "a", "missing.pdf", "a/\0"):
+        assert f.safe_file(bad) is None, bad
+    with pytest.raises(ExtractConfError, match="no such folder"):
+        DocumentFolder(tmp_path / "nope")
+
+
+def _ink_in(gray: np.ndarray, bbox) -> float:
+    h, w = gray.shape
+    x0, y0, x1, y1 = bbox
+    crop = gray[int(y0 * h) : int(np.ceil(y1 * h)), int(x0 * w) : int(np.ceil(x1 * w))]
+    return float((crop < 128).mean())
+
+
+@pytest.mark.parametrize("name", ["clean", "rot90", "rot2", "jpeg30"])
+def test_rendered_pages_put_the_value_box_on_its_ink(scans, loaded_scans, tmp_path, name):
+    doc = loaded_scans[name]
+    page = doc.pages[0]
+    word = max(page.words, key=lambda w: len(w.text) * (w.ocr_conf > 0.8))
+    found = locate(doc, word.text, None)
+    assert found is not None and found[0] == 0
+    pic = PageRenderer(width=800).picture(scans[name], doc, 0)
+    gray = cv2.imdecode(np.frombuffer(pic, np.uint8), cv2.IMREAD_GRAYSCALE)
+    assert abs(gray.shape[1] / gray.shape[0] - page.width / page.height) < 0.01
+    assert _ink_in(gray, found[1]) > 0.08  # the box covers the word's ink ...
+    x0, y0, x1, y1 = found[1]
+    dy = (y1 - y0) * 3
+    below = (x0, min(1.0, y1 + dy), x1, min(1.0, y1 + 2 * dy))
+    assert _ink_in(gray, found[1]) > _ink_in(gray, below)  # ... more than its neighbourhood
+
+
+def test_renderer_keeps_a_bounded_cache(scans, loaded_scans):
+    r = PageRenderer(width=300, keep=1)
+    a = r.picture(scans["clean"], loaded_scans["clean"], 0)
+    assert r.picture(scans["clean"], loaded_scans["clean"], 0) is a
+    r.picture(scans["rot90"], loaded_scans["rot90"], 0)
+    assert len(r._cache) == 1
+    with pytest.raises(ExtractConfError, match="has no page 2"):
+        r.picture(scans["clean"], loaded_scans["clean"], 1)
+
+
+def test_locate_nothing_for_empty_values(loaded_scans):
+    assert locate(loaded_scans["clean"], None, "amount") is None
+    assert locate(loaded_scans["clean"], "  ", "text") is None
