@@ -12,15 +12,15 @@ For each queue size a scored file of that many review fields is written: fields 
 over the documents, each value a word of its document (so the app finds and draws its box),
 confidences uniform at random (seed 0), so in confidence order consecutive fields come from
 random documents and almost every page picture is a cold render. Then the app runs as a real
-server process (uvicorn; built with the library as ``extractconf review`` builds it) and a client, for ``--requests`` fields: ``GET /`` (the
-field page: queue pick, lease, document from the OCR cache, value and Mapper boxes, HTML),
-``GET /page`` (the page picture: render + JPEG), ``POST /decide`` (append + fsync). "Page render"
-is the first two in sequence, what a reviewer waits for. ``--think`` is the reviewer's time on a
-field before deciding: with 0 every picture is rendered while the client waits (the worst case);
-with a second or more (a person reads the page) the app has usually rendered the next document's
-page in the background already. The server's resident memory
-(VmRSS, and its peak VmHWM) is read from ``/proc`` after the requests; memory "flat in queue size"
-means the 10k-field queue costs about what the 1k one does.
+server process (uvicorn; built with the library as ``extractconf review`` builds it) and a
+client, for ``--requests`` fields: ``GET /`` (the field page: queue pick, lease, document from
+the OCR cache, value and Mapper boxes, HTML), ``GET /page`` (the page picture: render + JPEG),
+``POST /decide`` (append + fsync). "Page render" is the first two in sequence, what a reviewer
+waits for. ``--think`` is the reviewer's time on a field before deciding: with 0 every picture
+is rendered while the client waits (the worst case); with a second or more (a person reads the
+page) the app has usually rendered the next document's page in the background already. The
+server's resident memory (VmRSS, and its peak VmHWM) is read from ``/proc`` after the requests;
+memory "flat in queue size" means the 10k-field queue costs about what the 1k one does.
 
 Goal: page render p95 <= 200 ms on this machine.
 """
