@@ -6,20 +6,21 @@ Usage::
         [--requests 100] [--think 0 1] [--out benchmarks/results/review.json]
 
 ``DIR`` is a folder of documents (a dataset folder works); without it 40 synthetic invoices
-are made with ``extractconf synth --seed 11 --n 40 --scan-ratio 0.35`` in a temporary folder.
+are made (``confidence.datasets.synthetic.generate``, as ``extractconf synth --seed 11 --n 40
+--scan-ratio 0.35``) in a temporary folder.
 For each queue size a scored file of that many review fields is written: fields spread evenly
 over the documents, each value a word of its document (so the app finds and draws its box),
 confidences uniform at random (seed 0), so in confidence order consecutive fields come from
-random documents and almost every page picture is a cold render. Then ``extractconf review``
-runs as a real server process (uvicorn) and a client, for ``--requests`` fields: ``GET /`` (the
-field page: queue pick, lease, document from the OCR cache, value and Mapper boxes, HTML),
-``GET /page`` (the page picture: render + JPEG), ``POST /decide`` (append + fsync). "Page render"
-is the first two in sequence, what a reviewer waits for. ``--think`` is the reviewer's time on a
-field before deciding: with 0 every picture is rendered while the client waits (the worst case);
-with a second or more (a person reads the page) the app has usually rendered the next document's
-page in the background already. The server's resident memory
-(VmRSS, and its peak VmHWM) is read from ``/proc`` after the requests; memory "flat in queue size"
-means the 10k-field queue costs about what the 1k one does.
+random documents and almost every page picture is a cold render. Then the app runs as a real
+server process (uvicorn; built with the library as ``extractconf review`` builds it) and a
+client, for ``--requests`` fields: ``GET /`` (the field page: queue pick, lease, document from
+the OCR cache, value and Mapper boxes, HTML), ``GET /page`` (the page picture: render + JPEG),
+``POST /decide`` (append + fsync). "Page render" is the first two in sequence, what a reviewer
+waits for. ``--think`` is the reviewer's time on a field before deciding: with 0 every picture
+is rendered while the client waits (the worst case); with a second or more (a person reads the
+page) the app has usually rendered the next document's page in the background already. The
+server's resident memory (VmRSS, and its peak VmHWM) is read from ``/proc`` after the requests;
+memory "flat in queue size" means the 10k-field queue costs about what the 1k one does.
 
 Goal: page render p95 <= 200 ms on this machine.
 """
@@ -107,8 +108,8 @@ def run_size(folder, cache_dir, words, n: int, requests: int, think: float, work
     port = _free_port()
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "confidence.cli", "review", str(scored), "--documents",
-         str(folder), "--log", str(log), "--cache-dir", str(cache_dir), "--port", str(port)],
+        [sys.executable, __file__, "--serve", str(scored), str(folder), str(log),
+         str(cache_dir), str(port)],
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}/"
@@ -168,7 +169,28 @@ def run_size(folder, cache_dir, words, n: int, requests: int, think: float, work
     }
 
 
+def serve(scored: str, folder: str, log: str, cache_dir: str, port: str) -> None:
+    """The server process: what ``extractconf review SCORED --documents FOLDER`` runs."""
+    import gc
+
+    from confidence.documents.cache import DocumentCache
+    from confidence.monitoring import read_rows
+    from confidence.review.app import serve as run_app
+    from confidence.review.pages import DocumentFolder
+    from confidence.review.queue import ReviewQueue, order_items, queue_items
+
+    items = order_items(queue_items(read_rows(scored)), "confidence")
+    gc.collect()
+    queue = ReviewQueue(items, log)
+    docs = DocumentFolder(folder, cache=DocumentCache(cache_dir))
+    run_app({"queue": queue, "folder": docs}, host="127.0.0.1", port=int(port), token=None)
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--serve"]:
+        serve(*argv[1:])
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--documents", default=None)
     ap.add_argument("--cache-dir", default=None)
@@ -176,6 +198,9 @@ def main(argv=None) -> int:
     ap.add_argument("--requests", type=int, default=100)
     ap.add_argument("--think", type=float, nargs="+", default=[0.0, 1.0])
     ap.add_argument("--max-docs", type=int, default=600)
+    ap.add_argument(
+        "--n-docs", type=int, default=40, help="synthetic documents without --documents"
+    )
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "review.json"))
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bench_review_"))
@@ -183,10 +208,9 @@ def main(argv=None) -> int:
     try:
         folder = Path(args.documents) if args.documents else work / "docs"
         if not args.documents:
-            from confidence.cli import main as cli
+            from confidence.datasets.synthetic import generate
 
-            assert cli(["synth", str(folder), "--seed", "11", "--n", "40",
-                        "--scan-ratio", "0.35"]) == 0  # fmt: skip
+            generate(folder, args.n_docs, seed=11, scan_ratio=0.35)
         cache = Path(args.cache_dir) if args.cache_dir else work / "cache"
         words = _words_by_doc(folder, cache, args.max_docs)
         results = [
@@ -200,8 +224,9 @@ def main(argv=None) -> int:
     small, large = by_size[0], by_size[-1]
     out = {
         "what": (
-            f"extractconf review as a server process; {len(words)} documents "
-            f"({args.documents or 'synth --seed 11 --n 40 --scan-ratio 0.35'}); review fields "
+            f"the review app as a server process (uvicorn); {len(words)} documents "
+            f"({args.documents or f'synth --seed 11 --n {args.n_docs} --scan-ratio 0.35'}); "
+            "review fields "
             "with values drawn from the documents' words, random confidences; per queue size "
             f"{args.requests} fields served in confidence order, each GET / + GET /page + "
             "POST /decide from one client, think_s seconds between reading and deciding"

@@ -149,6 +149,15 @@ def _pct(bbox) -> dict[str, float] | None:
     }
 
 
+_HOW = {"exact": "", "typed": "", "folded": ", OCR look-alike", "fuzzy": ", similar text",
+        "line": ", the line it was read from"}  # fmt: skip
+
+
+def _where(found) -> str | None:
+    """Where a value was found, for the reviewer: ``"page 2, similar text"``."""
+    return None if found is None else f"page {found[0] + 1}{_HOW.get(found[2], '')}"
+
+
 def create_app(
     queue: ReviewQueue,
     folder: DocumentFolder,
@@ -236,8 +245,8 @@ def create_app(
             "mapper_box": (
                 _pct(mapper_box[1]) if mapper_box and mapper_box[0] == shown_page else None
             ),
-            "value_page": None if value_box is None else value_box[0] + 1,
-            "mapper_page": None if mapper_box is None else mapper_box[0] + 1,
+            "value_where": _where(value_box),
+            "mapper_where": _where(mapper_box),
             "mapper_differs": item.mapper_value != item.hunter_value,
         }
         return cookies(HTMLResponse(page_tpl.render(**ctx)), request, cid, new)

@@ -119,8 +119,12 @@ class DocumentFolder:
 
 def locate(
     document: Document, value: str | None, field_type: str | None
-) -> tuple[int, BBox] | None:
-    """(0-based page, normalised box) where ``value`` is on ``document``, or None.
+) -> tuple[int, BBox, str] | None:
+    """(0-based page, normalised box, how) where ``value`` is on ``document``, or None.
+
+    ``how`` is the search step that found it (:mod:`confidence.documents.search`): ``exact``,
+    ``typed`` (same date or amount written differently), ``folded`` (OCR look-alikes) or
+    ``fuzzy`` (similar text: the app says so, the box may be a near miss worth a look).
 
     Examples
     --------
@@ -128,16 +132,16 @@ def locate(
     >>> page = Page(1, 100, 100, (Word("Total", (0.1, 0.5, 0.2, 0.52)),
     ...                           Word("12.50", (0.3, 0.5, 0.4, 0.52))), "pdf", 72.0)
     >>> locate(Document("d", "d.pdf", (page,)), "12.50", "amount")
-    (0, (0.3, 0.5, 0.4, 0.52))
+    (0, (0.3, 0.5, 0.4, 0.52), 'exact')
     """
     if value is None or not str(value).strip():
         return None
     m = document_index(document).find(str(value), field_type)
-    return None if m is None else (m.page, tuple(float(v) for v in m.bbox))
+    return None if m is None else (m.page, tuple(float(v) for v in m.bbox), m.method)
 
 
-def line_box(document: Document, line: int | None) -> tuple[int, BBox] | None:
-    """(0-based page, box) of reading-order line ``line`` of ``document``, or None.
+def line_box(document: Document, line: int | None) -> tuple[int, BBox, str] | None:
+    """(0-based page, box, ``"line"``) of reading-order line ``line`` of ``document``, or None.
 
     Examples
     --------
@@ -145,7 +149,7 @@ def line_box(document: Document, line: int | None) -> tuple[int, BBox] | None:
     >>> page = Page(1, 100, 100, (Word("Total", (0.1, 0.5, 0.2, 0.52), line_id=1),
     ...                           Word("12.50", (0.3, 0.5, 0.4, 0.52), line_id=1)), "pdf", 72.0)
     >>> line_box(Document("d", "d.pdf", (page,)), 0)
-    (0, (0.1, 0.5, 0.4, 0.52))
+    (0, (0.1, 0.5, 0.4, 0.52), 'line')
     """
     if line is None or line < 0:
         return None
@@ -155,7 +159,7 @@ def line_box(document: Document, line: int | None) -> tuple[int, BBox] | None:
     if line >= len(lines):
         return None
     ln = lines[line]
-    return ln.page - 1, tuple(float(v) for v in ln.bbox)
+    return ln.page - 1, tuple(float(v) for v in ln.bbox), "line"
 
 
 def _image_frame(path: Path, index: int, width: int, turned: bool) -> np.ndarray:

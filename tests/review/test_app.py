@@ -189,3 +189,4 @@ def test_the_line_a_reading_came_from_is_boxed_when_its_value_is_not_found(docs,
     lined = ReviewQueue(with_lines(queue_items(rows), runs), tmp_path / "b.jsonl")
     html = TestClient(create_app(lined, folder), base_url=BASE).get("/").text
     assert "value-box" in html and "mapper-box" in html
+    assert html.count("page 1, the line it was read from") == 2
