@@ -210,3 +210,22 @@ def test_parameters_are_validated_in_one_place(cal, match):
     s, y = _miscalibrated(50, 10)
     with pytest.raises(ValueError, match=match):
         cal.fit(s, y)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: IsotonicCalibrator(), lambda: PlattCalibrator(), lambda: LassoRecalibrator(C=1.0)],
+    ids=["isotonic", "platt", "lasso"],
+)
+def test_integer_sample_weight_equals_repeated_rows(make):
+    """Inverse-probability weights (feedback): weight 3 on a row = the row three times."""
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0.05, 0.95, 60)
+    y = (rng.uniform(size=60) < s).astype(int)
+    w = rng.integers(1, 4, 60)
+    grid = np.linspace(0.05, 0.95, 7)
+    weighted = make().fit(s, y, sample_weight=w).predict(grid)
+    repeated = make().fit(np.repeat(s, w), np.repeat(y, w)).predict(grid)
+    assert np.allclose(weighted, repeated, atol=2e-3)
+    with pytest.raises(ValueError, match="sample_weight"):
+        make().fit(s, y, sample_weight=w[:5])
