@@ -11,10 +11,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+# CI machines are 2 noisy cores: hypothesis checks properties, never speed
+settings.register_profile(
+    "extractconf", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("extractconf")
 
-from tests.fixtures import docs as fx
+from tests.fixtures import docs as fx  # noqa: E402
 
 SCAN_DPI = 200.0
 
