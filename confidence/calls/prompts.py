@@ -103,12 +103,15 @@ def hunter_messages(
     candidates: dict[str, list[str]] | None = None,
     *,
     show_document: bool = True,
+    list_candidates: bool = True,
 ) -> list[Message]:
     """Messages of the Hunter call: fill every schema slot (with candidate lists when grounded).
 
     Candidates are listed compactly, one line per field, best first, separated by ``" | "``.
     ``show_document=False`` (grounded only) leaves the document text out: the candidate lists
     carry the evidence, and the prompt is shorter for a slow local model.
+    ``list_candidates=False`` leaves the lists out: the candidates then only constrain the
+    reply (its schema), and the model chooses by reading the document.
 
     Examples
     --------
@@ -120,7 +123,7 @@ def hunter_messages(
     total: 9.00 | 8.00
     """
     parts = shared_parts(schema, lines, show_document=show_document or candidates is None)
-    if candidates is not None:
+    if candidates is not None and list_candidates:
         cl = [f"{f.name}: {' | '.join(candidates.get(f.name) or ['(none found)'])}" for f in schema]
         parts.append(
             "Values found in the document for each field, most likely first:\n" + "\n".join(cl)

@@ -71,9 +71,9 @@ def enum_slots(schema: dict[str, Any] | None) -> list[Slot] | None:
     for key, node in props.items():
         if not isinstance(node, dict) or set(node) != {"enum"} or not node["enum"]:
             return None
-        opts = tuple(dict.fromkeys(node["enum"]))  # a repeated option is one choice
-        if not all(o is None or isinstance(o, str | int | float | bool) for o in opts):
+        if not all(o is None or isinstance(o, str | int | float | bool) for o in node["enum"]):
             return None
+        opts = tuple(dict.fromkeys(node["enum"]))  # a repeated option is one choice
         slots.append(Slot(str(key), opts))
     return slots
 

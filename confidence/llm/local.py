@@ -278,7 +278,7 @@ class LocalLlamaClient:
         t0 = time.perf_counter()
         cap = TopKCapture(k) if capture else None
         sampling = {"top_k": 0, "top_p": 1.0, "min_p": 0.0} if temperature > 0 else {}
-        self._prime(llm, prompt)  # generate() then finds the whole prompt cached
+        evaluated = self._prime(llm, prompt)  # generate() then finds the whole prompt cached
         gen = llm.generate(
             prompt,
             temp=temperature,
@@ -307,7 +307,11 @@ class LocalLlamaClient:
             text=text,
             tokens=toks if capture else None,
             model=self.model,
-            usage={"prompt_tokens": len(prompt), "completion_tokens": n_gen},
+            usage={
+                "prompt_tokens": len(prompt),
+                "completion_tokens": n_gen,
+                "prompt_evaluated": evaluated,
+            },
             latency_s=time.perf_counter() - t0,
             finish_reason=finish,
         )
@@ -316,7 +320,7 @@ class LocalLlamaClient:
         """One reply of an all-``enum`` object schema by forced-token decoding."""
         t0 = time.perf_counter()
         llama_cpp = _import_llama_cpp()
-        self._prime(llm, prompt)
+        evaluated = self._prime(llm, prompt)
         emitted, n_evals, complete = decode_enum_object(
             slots,
             lambda toks, want: self._eval_rows(llm, llama_cpp, toks, want),
@@ -340,6 +344,7 @@ class LocalLlamaClient:
             usage={
                 "prompt_tokens": len(prompt),
                 "completion_tokens": len(emitted),
+                "prompt_evaluated": evaluated,
                 "forward_passes": n_evals,
             },
             latency_s=time.perf_counter() - t0,
@@ -467,14 +472,14 @@ class LocalLlamaClient:
         llm._requires_eval = True  # the context's logits no longer match n_tokens
         return total
 
-    def _prime(self, llm, prompt: list[int]) -> None:
+    def _prime(self, llm, prompt: list[int]) -> int:
         """Evaluate ``prompt`` into the KV cache, reusing the cached prefix.
 
         llama.cpp's numbers depend on batch shape: a token evaluated alone gets slightly
         different values (up to ~0.2 nats for this Q4 model) than one evaluated with others.
         So the reusable prefix is limited to tokens that were evaluated in batches, and every
         batch here holds at least two tokens. Log-probabilities then do not depend on which
-        calls came before.
+        calls came before. Returns the number of prompt tokens evaluated (the rest was reused).
         """
         n = len(prompt)
         limit = min(llm.n_tokens, self._batched_upto)
@@ -484,7 +489,7 @@ class LocalLlamaClient:
                 break
             keep += 1
         keep = max(0, min(keep, n - 2))
-        llm.n_tokens = keep
+        llm.n_tokens = start = keep
         step = max(int(llm.n_batch), 3)  # chunks of <= n_batch, the last one >= 2 tokens
         while keep < n:
             left = n - keep
@@ -492,6 +497,7 @@ class LocalLlamaClient:
             llm.eval(prompt[keep:end])
             keep = end
         self._batched_upto = n
+        return n - start
 
     @staticmethod
     def _logits_row(llm, llama_cpp) -> np.ndarray:
