@@ -16,7 +16,7 @@ import numpy as np
 
 from confidence.documents.patterns import AMOUNT_PATTERN
 from confidence.llm import LocalLlamaClient
-from confidence.llm.local import _TopKCapture
+from confidence.llm.token_capture import TopKCapture
 
 LINES = [
     "ACME Supplies Ltd, 12 Harbour Road, Bristol BS1 4XX, United Kingdom",
@@ -71,7 +71,7 @@ def main(reps: int = 3) -> None:
             f"{label}: full call wall {fw:5.2f}s cpu {fc:5.2f}s | decode only (prompt cached) "
             f"wall {cw:5.2f}s cpu {cc:5.2f}s = {n / cw:5.1f} tok/s wall ({n} tokens)"
         )
-    cap, row = _TopKCapture(5), np.random.default_rng(0).normal(size=49152).astype(np.float32)
+    cap, row = TopKCapture(5), np.random.default_rng(0).normal(size=49152).astype(np.float32)
     t0 = time.process_time()
     for _ in range(200):
         cap(None, row)

