@@ -174,7 +174,11 @@ def field_keys(field: Field) -> list[str]:
     >>> field_keys(Field("total_untaxed", "amount"))
     ['total', 'untaxed']
     """
+    return list(_field_keys(field))
 
+
+@lru_cache(maxsize=4096)  # fields are frozen; the calls ask again for every candidate
+def _field_keys(field: Field) -> tuple[str, ...]:
     def keys_of(words: list[str]) -> list[str]:
         out = []
         for w in words:
@@ -184,9 +188,10 @@ def field_keys(field: Field) -> list[str]:
         return out
 
     keys = keys_of(_words(field.name))
-    return keys or keys_of(_words(field.description))
+    return tuple(keys or keys_of(_words(field.description)))
 
 
+@lru_cache(maxsize=4096)
 def field_cues(field: Field) -> tuple[str, ...]:
     """Lower-case phrases a document may print as this field's label, or near its value.
 
@@ -203,6 +208,7 @@ def field_cues(field: Field) -> tuple[str, ...]:
     return tuple(dict.fromkeys(c for c in cues if c))
 
 
+@lru_cache(maxsize=4096)
 def label_cues(field: Field) -> tuple[str, ...]:
     """Phrases that, printed as a label, name this field: its name and label cues only.
 
@@ -221,6 +227,7 @@ def label_cues(field: Field) -> tuple[str, ...]:
     return tuple(dict.fromkeys(cues))
 
 
+@lru_cache(maxsize=1 << 16)
 def cue_score(text: str, cues: tuple[str, ...]) -> float:
     """How much ``text`` reads like one of ``cues``, in 0-1 (best partial-ratio over cues).
 
