@@ -117,6 +117,8 @@ def field_concept(field: Field) -> str | None:
     ('tax_id', 'amount_due')
     >>> field_concept(Field("total", "amount")), field_concept(Field("company", "text"))
     ('amount_gross', 'vendor_name')
+    >>> field_concept(Field("amount_prepaid", "amount"))
+    'amount_prepaid'
     """
     n = set(re.split(r"[^a-z0-9]+", field.name.lower()))
     d = field.description.lower()
@@ -142,6 +144,8 @@ def field_concept(field: Field) -> str | None:
     if t == "date":
         return "date_due" if "due" in n else "date_issue"
     if t == "amount":
+        if n & _N["prepaid"]:
+            return "amount_prepaid"
         if n & _N["due"]:
             return "amount_due"
         if n & _N["tax"]:
