@@ -3,7 +3,8 @@
 For every document and schema field (absent fields included; a value for an absent field and
 no value for a present one are both wrong, :func:`confidence.datasets.matching.is_correct`):
 
-* ``ranker``: the shipped :class:`~confidence.calls.ranker.CandidateRanker`'s top-1 (or null),
+* ``ranker``: the shipped :class:`~confidence.calls.ranker.CandidateRanker`'s reading (amounts
+  and dates chosen jointly, the Mapper's value); ``ranker_independent``: each field's top-1,
 * ``mapper_layout``: the Mapper's layout reading without an LLM (before the ranker),
 * ``top_prior``: the best prior candidate
   (:func:`~confidence.calls.candidates.document_candidates`),
@@ -50,7 +51,7 @@ def _recorded_hunter(which: str) -> dict[str, dict[str, str | None]]:
     return out
 
 
-def measure(ds, cache, ranker, hunter=None, limit=None) -> dict:
+def measure(ds, cache, ranker, hunter=None, limit=None, cached_only=False) -> dict:
     """Accuracy of every method over ``ds`` (see module docstring), overall and per field."""
     from confidence.calls.candidates import document_candidates
     from confidence.calls.mapper import run_mapper
@@ -60,15 +61,22 @@ def measure(ds, cache, ranker, hunter=None, limit=None) -> dict:
 
     hits: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     t0, n_docs, t_rank = time.time(), 0, 0.0
-    for rec in list(ds.records)[:limit]:
-        try:
-            lines = document_lines(cache.load(ds.path_of(rec), rec.doc_id))
+    for rec in ds.records:
+        if limit is not None and n_docs >= limit:
+            break
+        caches = cache if isinstance(cache, list) else [cache]
+        try:  # any cache that holds the document, else OCR into the first
+            doc = next((d for c in caches if (d := c.get(ds.path_of(rec), rec.doc_id))), None)
+            if doc is None and cached_only:
+                continue
+            lines = document_lines(doc or caches[0].load(ds.path_of(rec), rec.doc_id))
         except DocumentError as e:
             print(f"skip {rec.doc_id}: {e}", file=sys.stderr)
             continue
         n_docs += 1
         t = time.time()
         ranked = ranker.rank(lines, ds.schema)
+        joint = ranker.read(lines, ds.schema)
         t_rank += time.time() - t
         mapper = run_mapper(ds.schema, lines).fields
         prior = document_candidates(lines, ds.schema, max_candidates=1)
@@ -78,7 +86,8 @@ def measure(ds, cache, ranker, hunter=None, limit=None) -> dict:
             g = rec.fields[f.name]
             m = mapper.get(f.name)
             got = {
-                "ranker": ranked[f.name][0].value,
+                "ranker": joint[f.name].value,
+                "ranker_independent": ranked[f.name][0].value,
                 "mapper_layout": m.value if m is not None else None,
                 "top_prior": prior[f.name][0].value if prior[f.name] else None,
             }
@@ -115,9 +124,12 @@ def main(argv=None) -> int:
     ap.add_argument("--receipts", type=Path, default=None)
     ap.add_argument("--cache", type=Path, default=None)
     ap.add_argument("--real", type=Path, nargs="*", default=[], help="labelled folders (dev)")
-    ap.add_argument("--real-cache", type=Path, default=None)
+    ap.add_argument("--real-cache", type=Path, nargs="*", default=[None], help="OCR cache(s)")
     ap.add_argument("--model", type=Path, default=None, help="ranker folder (default: shipped)")
     ap.add_argument("--limit", type=int, default=None, help="documents per set")
+    ap.add_argument(
+        "--cached-only", action="store_true", help="skip documents not in an OCR cache yet"
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "ranker.json")
     ap.add_argument(
         "--sets",
@@ -139,7 +151,8 @@ def main(argv=None) -> int:
         print(which, {k: v["all"] for k, v in results[f"heldout_{which}"].items() if "all" in v})
     for folder in args.real:
         ds = Dataset.open(folder)
-        r = measure(ds, DocumentCache(args.real_cache), ranker, None, args.limit)
+        caches = [DocumentCache(c) for c in args.real_cache]
+        r = measure(ds, caches, ranker, None, args.limit, args.cached_only)
         results[f"dev_{folder.name}"] = r
         print(folder.name, {k: v["all"] for k, v in r.items() if isinstance(v, dict)})
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -47,8 +47,9 @@ def heldout_split(folder: Path, which: str):
     return sub.split(test_size=min(0.5, HELD_OUT / max(1, len(sub))), seed=SEED)
 
 
-def groups_of(ds, cache, limit: int | None, seed: int = 0):
-    """Training groups of up to ``limit`` documents of ``ds`` (a seeded sample)."""
+def groups_of(ds, cache, limit: int | None, seed: int = 0, keep: Path | None = None):
+    """Training groups of up to ``limit`` documents of ``ds`` (a seeded sample); with ``keep``,
+    the groups so far are written there every 25 documents (a stopped run keeps its work)."""
     from confidence.calls.ranker import training_groups
     from confidence.documents.lines import document_lines
     from confidence.errors import DocumentError
@@ -69,6 +70,10 @@ def groups_of(ds, cache, limit: int | None, seed: int = 0):
             sizes.append(len(y))
         if k % 25 == 0:
             print(f"  {ds.schema.name}: {k} docs, {time.time() - t0:.0f}s", flush=True)
+            if keep is not None and sizes:
+                np.savez_compressed(
+                    keep, X=np.vstack(Xs), y=np.concatenate(ys), sizes=np.asarray(sizes)
+                )
     return Xs, ys, sizes
 
 
@@ -94,6 +99,7 @@ def augment_unseen(X, y, sizes, share: float, seed: int = 0):
 def main(argv=None) -> int:
     from confidence.calls.ranker import CandidateRanker
     from confidence.documents.cache import DocumentCache
+    from confidence.persistence import attach
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--invoices", type=Path, required=True, help="seed-7 synthetic invoices")
@@ -134,7 +140,7 @@ def main(argv=None) -> int:
             print(f"{which}: {n_tr} train / {n_te} held out; using {n}", flush=True)
             if not n:
                 continue
-            x, y, s = groups_of(train, cache, n)
+            x, y, s = groups_of(train, cache, n, keep=(args.features or [None])[0])
             Xs += x
             ys += y
             sizes += s
@@ -150,6 +156,18 @@ def main(argv=None) -> int:
         for p in args.out.iterdir():
             p.unlink()
     ranker.save(args.out)
+    info = {
+        "features_files": [str(p) for p in args.features],
+        "documents_asked": {"invoices": args.n_invoices, "receipts": args.n_receipts},
+        "source": "seed-7 synthetic corpora of scripts/train_default.py, held-out split excluded",
+        "groups": len(sizes),
+        "rows": len(y),
+        "unseen_share": args.unseen_share,
+        "params": ranker.get_params(),
+        "seconds": round(time.time() - t0),
+    }
+    (args.out / "training.json").write_text(json.dumps(info, indent=1) + "\n")
+    attach(args.out, "training.json")
     print(f"saved {args.out} after {time.time() - t0:.0f}s")
     return 0
 

@@ -309,14 +309,17 @@ def _ranker_mapped(schema: Schema, safe: list[Line], top_k: int):
     from confidence.calls.ranker import default_ranker  # the ranker's features use this module
 
     mapped: dict[str, tuple[Pair, list[tuple[str, int]]]] = {}
-    reading = default_ranker().rank(safe, schema)
+    ranker = default_ranker()
+    reading = ranker.rank(safe, schema)
+    chosen = ranker.read(safe, schema)  # amounts and dates chosen jointly
     for f in schema:
-        ranked = reading[f.name]
-        if ranked[0].value is None:
+        top = chosen[f.name]
+        if top.value is None:
             continue
+        ranked = [top, *(c for c in reading[f.name] if c.value != top.value)]
         opts = [(c.value, c.line) for c in ranked if c.value is not None][:top_k]
         opts = [(v, li) for v, li in opts if li is not None]
-        label = ranked[0].label or f.name.replace("_", " ")
+        label = top.label or f.name.replace("_", " ")
         mapped[f.name] = (
             Pair(label, tuple(v for v, _ in opts), opts[0][1], tuple(li for _, li in opts)),
             opts,

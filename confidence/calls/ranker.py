@@ -16,6 +16,7 @@ plus JSON metadata in ``confidence/models/ranker/`` with a sha256 manifest
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,6 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from confidence import __version__, persistence
 from confidence.calls.candidates import Candidate
+from confidence.calls.consistency import choose_jointly
 from confidence.calls.ranker_features import FEATURES, PageContext, field_pool, pool_features
 from confidence.datasets.matching import is_correct
 from confidence.documents.lines import Line
@@ -229,9 +231,26 @@ class CandidateRanker(BaseEstimator):
         memo[key] = out
         return out
 
-    def read(self, lines: list[Line], schema: Schema) -> dict[str, RankedCandidate]:
-        """The top candidate of every field (``value=None``: absent)."""
-        return {k: v[0] for k, v in self.rank(lines, schema).items()}
+    def read(
+        self, lines: list[Line], schema: Schema, *, joint: bool = True
+    ) -> dict[str, RankedCandidate]:
+        """The chosen candidate of every field (``value=None``: absent).
+
+        ``joint=True`` chooses the amount and date fields together
+        (:func:`confidence.calls.consistency.choose_jointly` over the ranker's log-probabilities):
+        an assignment where net + tax = gross and due >= issue beats independent top-1 picks
+        that are only slightly more probable. ``joint=False`` takes each field's top candidate.
+        """
+        ranked = self.rank(lines, schema)
+        if not joint:
+            return {k: v[0] for k, v in ranked.items()}
+        options = {
+            k: [(c.value, math.log(max(c.prob, 1e-12))) for c in v] for k, v in ranked.items()
+        }
+        chosen = choose_jointly(schema, options)
+        return {
+            k: next((c for c in v if c.value == chosen[k].value), v[0]) for k, v in ranked.items()
+        }
 
     def top_candidates(
         self, lines: list[Line], schema: Schema, k: int = 4
