@@ -210,3 +210,41 @@ def test_fit_checks_its_groups():
 def test_the_shipped_ranker_is_listed_in_its_manifest():
     assert (DEFAULT_DIR / "manifest.json").exists()
     assert default_ranker().feature_names_ == list(FEATURES)
+
+
+class _Echo:
+    """A client that copies the first option of every enum (or null) into its reply."""
+
+    model = "echo"
+
+    def __init__(self) -> None:
+        self.requests = []
+
+    def chat(self, messages, *, schema=None, **kw):
+        import json
+
+        from confidence.llm.base import Completion
+
+        self.requests.append(schema)
+        reply = {
+            k: (p.get("enum") or [None])[0] if "enum" in p else None
+            for k, p in schema["properties"].items()
+        }
+        return [Completion(json.dumps(reply), None, "echo", {}, 0.0, "stop")]
+
+
+def test_extract_document_reports_the_ranker_when_grounded_and_the_hunter_when_free():
+    from confidence.calls.extract import extract_document
+    from tests.fixtures.pages import page_document
+
+    doc = page_document(
+        [(0.05, 0.15, "Invoice No: INV-2041"), (0.05, 0.19, "Date: 12/03/2024"),
+         (0.05, 0.6, "Total"), (0.6, 0.6, "120.00")]
+    )  # fmt: skip
+    grounded = extract_document(doc, INVOICE, _Echo())
+    assert grounded.meta["reported"] == "mapper" and grounded.mapper.mode == "ranker+llm"
+    assert grounded.mapper.fields["total"].value == "120.00"
+    free = extract_document(doc, INVOICE, _Echo(), hunter_mode="free")
+    assert free.meta["reported"] == "hunter" and free.mapper.mode == "layout+llm"
+    no_mapper = extract_document(doc, INVOICE, _Echo(), mapper=False)
+    assert no_mapper.meta["reported"] == "hunter"
