@@ -78,7 +78,7 @@ def measure(ds, cache, ranker, hunter=None, limit=None, cached_only=False) -> di
         ranked = ranker.rank(lines, ds.schema)
         joint = ranker.read(lines, ds.schema)
         t_rank += time.time() - t
-        mapper = run_mapper(ds.schema, lines).fields
+        mapper = run_mapper(ds.schema, lines, reader="layout").fields
         prior = document_candidates(lines, ds.schema, max_candidates=1)
         for f in ds.schema:
             if f.name not in rec.fields:
@@ -138,6 +138,13 @@ def main(argv=None) -> int:
         help="held-out sets to measure (several processes may fill one --out)",
     )
     args = ap.parse_args(argv)
+    missing = [s for s in args.sets if getattr(args, s) is None]
+    if missing:
+        ap.error(
+            f"--{' --'.join(missing)} needed: the seed-7 corpora of scripts/train_default.py "
+            "(extractconf synth DIR --seed 7 --n 600 --scan-ratio 0.35; receipts: --n 1200 "
+            "--kind receipt --scan-ratio 0.7), or --sets with only the ones you have"
+        )
     ranker = CandidateRanker.load(args.model) if args.model else default_ranker()
     results = {}
     for which, folder in (("invoices", args.invoices), ("receipts", args.receipts)):
@@ -148,7 +155,10 @@ def main(argv=None) -> int:
         results[f"heldout_{which}"] = measure(
             test, cache, ranker, _recorded_hunter(which), args.limit
         )
-        print(which, {k: v["all"] for k, v in results[f"heldout_{which}"].items() if "all" in v})
+        print(
+            which,
+            {k: v["all"] for k, v in results[f"heldout_{which}"].items() if isinstance(v, dict)},
+        )
     for folder in args.real:
         ds = Dataset.open(folder)
         caches = [DocumentCache(c) for c in args.real_cache]

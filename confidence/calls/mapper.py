@@ -259,7 +259,7 @@ def _unlabelled(schema: Schema, lines: list[Line], taken: set[str]) -> dict[str,
     return out
 
 
-def _mapper_messages(items: list[tuple[str, Pair]], lines: list[Line]) -> list:
+def _mapper_messages(items: list[tuple[str, Pair]], lines: dict[int, Line]) -> list:
     blocks = []
     for key, p in items:
         ctx = " | ".join(dict.fromkeys(lines[i].text for i in (p.line, *p.value_lines)))
@@ -355,6 +355,7 @@ def run_mapper(
     if reader not in MAPPER_READERS:
         raise ValueError(f"reader={reader!r}; use one of: {', '.join(MAPPER_READERS)}")
     safe = safe_lines(lines)
+    by_index = {ln.index: ln for ln in lines}  # lines may be a filtered list: index by .index
     if reader == "ranker":
         mapped = _ranker_mapped(schema, safe, top_k)
     else:
@@ -365,11 +366,11 @@ def run_mapper(
     for name, (p, opts) in mapped.items():
         v, li = opts[0]
         fields[name] = FieldReading(
-            v, None, raw=lines[li].text, label=p.label, line=li, n_candidates=len(opts)
+            v, None, raw=by_index[li].text, label=p.label, line=li, n_candidates=len(opts)
         )
     if reader == "layout":
         for name, (v, li) in _unlabelled(schema, safe, set(mapped)).items():
-            fields[name] = FieldReading(v, None, raw=lines[li].text, label=None, line=li)
+            fields[name] = FieldReading(v, None, raw=by_index[li].text, label=None, line=li)
     mode, comps, n_calls, errors = reader, (), 0, []
     if client is not None and mapped:
         mode, n_calls = f"{reader}+llm", 1
@@ -383,14 +384,14 @@ def run_mapper(
         }
         try:
             [comp] = client.chat(
-                _mapper_messages(items, lines),
+                _mapper_messages(items, by_index),
                 schema=reply_schema,
                 max_tokens=max_tokens,
                 top_logprobs=top_logprobs,
             )[:1]
             comps = (comp,)
             fields, errs = _apply_reply(
-                comp, mapped, key_of, fields, lines, keep_first=reader == "ranker"
+                comp, mapped, key_of, fields, by_index, keep_first=reader == "ranker"
             )
             errors.extend(errs)
         except LLMError as e:
