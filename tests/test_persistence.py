@@ -81,7 +81,10 @@ def _same(kind, a, b, X):
 
 
 def test_every_kind_is_registered():
+    import confidence.calls.ranker  # noqa: F401  (registers "ranker")
+
     kinds = {"isotonic", "platt", "lasso", "thresholds", "fusion", "engine", "domain_reference"}
+    kinds.add("ranker")
     assert set(persistence.PARTS) == kinds
 
 
