@@ -55,6 +55,11 @@ from confidence.calibration import (
     evaluate_scores,
     make_calibrator,
 )
+from confidence.calls.second_reading import (
+    LIBRARY_MAPPER_MODE,
+    LIBRARY_MAPPER_NAME,
+    add_library_mapper,
+)
 from confidence.domain import DomainCheck, DomainReference, domain_columns
 from confidence.errors import DatasetError, ModelError
 from confidence.features.build import (
@@ -78,7 +83,8 @@ __all__ = ["ConfidenceEngine", "default_model_dir"]
 
 
 def _llm_of(record: RunRecord) -> str:
-    """The model ids behind a record's readings, "+"-joined ("" for third-party values)."""
+    """The model ids behind a record's readings, "+"-joined ("" for third-party values); the
+    library's own layout Mapper, when it made the second reading, is named too."""
     models = {
         c.model
         for call in (record.hunter, record.mapper)
@@ -86,6 +92,8 @@ def _llm_of(record: RunRecord) -> str:
         for c in call.completions
         if c.model
     }
+    if record.mapper is not None and record.mapper.mode == LIBRARY_MAPPER_MODE:
+        models.add(LIBRARY_MAPPER_NAME)
     return "+".join(sorted(models))
 
 
@@ -223,7 +231,17 @@ class ConfidenceEngine(BaseEstimator):
         idx = np.concatenate(idx_all)
         return np.vstack(extra_X), y[idx], g[idx], idx
 
-    def fit(self, X, y, *, groups, fields, field_types, schema: Schema | None = None):
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        groups,
+        fields,
+        field_types,
+        schema: Schema | None = None,
+        fusion_extra: tuple | None = None,
+    ):
         """Fit fusion, calibrator and thresholds on a labelled feature table.
 
         Parameters
@@ -234,6 +252,10 @@ class ConfidenceEngine(BaseEstimator):
         fields, field_types : arrays of field names and schema types
         schema : Schema, optional
             Recorded in ``engine.json``.
+        fusion_extra : (X, y, groups, field_types), optional
+            More rows of the same documents read another way (e.g. one-reading copies of the
+            runs, :data:`confidence.evaluation.table.READINGS`). Those of documents in the
+            fusion split join the fusion training; calibration and thresholds see only ``X``.
         """
         self._validate_params()
         X, y, groups, fields, types = self._check_table(X, y, groups, fields, field_types)
@@ -255,13 +277,23 @@ class ConfidenceEngine(BaseEstimator):
                 )
         rng = np.random.default_rng(self.random_state)
         Xf, yf, gf, src = self._augment(X[fit_m], y[fit_m], groups[fit_m], rng)
+        tf = types[fit_m][src]
+        if fusion_extra is not None:
+            Xe, ye, ge, _, te = self._check_table(*fusion_extra[:3], *fusion_extra[2:4])
+            take = np.isin(ge, groups[fit_m])  # never a copy of a calibration/threshold document
+            Xf, yf, gf = (
+                np.vstack((Xf, Xe[take])),
+                np.concatenate((yf, ye[take])),
+                np.concatenate((gf, ge[take])),
+            )
+            tf = np.concatenate((tf, te[take]))
         self.fusion_ = FusionClassifier(**{"monotone": MONOTONE, **(self.fusion_params or {})})
         self.fusion_.fit(
             Xf,
             yf,
             groups=gf,
             feature_names=list(FEATURE_NAMES),
-            sample_weight=balance_weights(yf, types[fit_m][src], self.balance),
+            sample_weight=balance_weights(yf, tf, self.balance),
         )
         self._fit_calibrator(X[cal_m], y[cal_m], groups[cal_m], self.calibrator)
         p_thr = self.predict_confidence(X[thr_m])
@@ -540,6 +572,7 @@ class ConfidenceEngine(BaseEstimator):
         features: int = 0,
         audit_rate: float = 0.0,
         audit_seed: int = 0,
+        library_mapper: bool = True,
     ) -> list[FieldScore]:
         """Score recorded or third-party extractions: RunRecords, ``runs.jsonl`` dicts or dicts
         ``{"doc_id", "fields": {name: value}}``.
@@ -554,6 +587,12 @@ class ConfidenceEngine(BaseEstimator):
         ``on_shift``, ``features``, ``audit_rate`` and ``audit_seed`` as for
         :meth:`score_rows`; each row's ``llm`` names the models of its document's readings.
 
+        A record with one reading (no Mapper) whose document is given gets the library's own
+        layout Mapper as second reading (``library_mapper=True``,
+        :func:`confidence.calls.second_reading.add_library_mapper`; no LLM call), so its
+        disagreement and page features exist; its rows' ``llm`` then names
+        ``extractconf-layout-mapper``.
+
         Examples
         --------
         >>> from confidence.schema import Field
@@ -565,6 +604,8 @@ class ConfidenceEngine(BaseEstimator):
         """
         recs = [as_run_record(r) for r in records]
         docs = align_documents(recs, documents)
+        if library_mapper and docs:
+            recs = add_library_mapper(recs, schema, docs)
         groups = self.groups_of([r.doc_id for r in recs], docs, meta)
         rows = record_rows(recs, schema, docs)
         scores = self.score_rows(

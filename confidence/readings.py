@@ -211,11 +211,13 @@ class RunRecord:
 
 
 def _survived(call: CallResult) -> bool:
-    """True when a call produced a reading: not an error, and a Mapper whose LLM copy call was
-    made (mode ``"layout+llm"``) actually got a reply (its layout values alone do not count)."""
+    """True when a call produced a reading: not an error, and a Mapper whose LLM call was made
+    (mode ``"layout+llm"`` or ``"ranker+llm"``) actually got a reply (its layout or ranker
+    values alone do not count: an unreachable model is a failure, not a quieter reading)."""
     if call.status == "error":
         return False
-    return not (call.kind == "mapper" and call.mode == "layout+llm" and not call.completions)
+    llm_mapper = call.kind == "mapper" and call.mode.endswith("+llm")
+    return not (llm_mapper and not call.completions)
 
 
 def document_status(record: RunRecord) -> tuple[str, str | None]:

@@ -88,14 +88,33 @@ in-domain AUROC, better zero-shot on receipts; ``docs/features.md``)."""
 _ONE_HOT = {t: [float(t == u) for u in FIELD_TYPES] for t in FIELD_TYPES}
 
 
-def reported_value(hunter: FieldReading | None, mapper: FieldReading | None) -> str | None:
-    """The value the features describe: the Hunter's when present, else the Mapper's, else None.
+REPORTED_READINGS = ("hunter", "mapper")
+"""Which reading a record reports (``RunRecord.meta["reported"]``; ``"hunter"`` when unset)."""
+
+
+def reported_value(
+    hunter: FieldReading | None, mapper: FieldReading | None, *, prefer: str = "hunter"
+) -> str | None:
+    """The value reported for a field.
+
+    ``prefer="hunter"``: the Hunter's when present, else the Mapper's, else None.
+    ``prefer="mapper"`` (records whose Mapper is the candidate ranker's reading, which measures
+    more accurate than the embedded model's Hunter, see ``benchmarks/results/ranker.json``):
+    the Mapper's value, None when it found the field absent.
 
     Examples
     --------
     >>> reported_value(FieldReading(" "), FieldReading("9.00"))
     '9.00'
+    >>> reported_value(FieldReading("8.00"), FieldReading("9.00"), prefer="mapper")
+    '9.00'
+    >>> reported_value(FieldReading("8.00"), None, prefer="mapper") is None
+    True
     """
+    if prefer not in REPORTED_READINGS:
+        raise ValueError(f"prefer={prefer!r}; use one of: {', '.join(REPORTED_READINGS)}")
+    if prefer == "mapper":
+        return mapper.value if mapper is not None and disagreement.present(mapper.value) else None
     for r in (hunter, mapper):
         if r is not None and disagreement.present(r.value):
             return r.value
@@ -335,6 +354,9 @@ def record_rows(
             doc = _empty_document(rec.doc_id)
         status, why = document_status(rec)
         failed = status == "error"
+        prefer = rec.meta.get("reported", "hunter")
+        if rec.mapper is None or rec.mapper.status == "error":
+            prefer = "hunter"  # no Mapper reading survived: the Hunter's is all there is
         for f in schema.fields:
             h = rec.hunter.fields.get(f.name) if rec.hunter is not None else None
             m = rec.mapper.fields.get(f.name) if rec.mapper is not None else None
@@ -343,7 +365,7 @@ def record_rows(
             out.field_types.append(f.type)
             out.hunter_values.append(None if h is None else h.value)
             out.mapper_values.append(None if m is None else m.value)
-            out.values.append(reported_value(h, m))
+            out.values.append(reported_value(h, m, prefer=prefer))
             if failed:
                 out.status.append("error")
                 out.error.append(why)

@@ -156,9 +156,13 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     tmp_model = work / "model"
     train_sets = [str(work / "split-train"), str(work / "split-rtrain")]
     runs = [str(merged), str(r_merged)]
+    # --single-reading: the fusion also learns from one-reading copies of the training runs (the
+    # Hunter with the library's layout Mapper, and the Hunter alone without the page), read the
+    # way `score` reads a third-party pipeline's records, so such records are not scored by a
+    # model that only ever saw two LLM readings (issue 12 item 5; benchmarks/bench_byo.py)
     subprocess.run(
         [*cli, "train", *train_sets, "--runs", *runs, "--out", str(tmp_model), "--seed",
-         str(SEED), "--target-accuracy", str(TARGET_ACCURACY), "--quiet"],
+         str(SEED), "--target-accuracy", str(TARGET_ACCURACY), "--single-reading", "--quiet"],
         check=True, env=env,
     )  # fmt: skip
     for test, out in (("split-test", "eval-heldout"), ("split-rtest", "eval-heldout-receipts")):
@@ -293,9 +297,11 @@ no `--model` is given. Rebuild it with `scripts/train_default.py` (synth -> extr
 
 ## Model
 
-LightGBM fusion over {len(meta["feature_names"])} features (disagreement, logprobs, OCR
-evidence, image quality, layout, field-type one-hot; never the field name — see
-`docs/features.md`), `{meta["params"]["calibrator"]}` calibration, per-field thresholds for
+LightGBM fusion over {len(meta["feature_names"])} features (disagreement, logprobs, arithmetic
+consistency of each reading, OCR evidence, image quality, layout, field-type one-hot; never the
+field name — see `docs/features.md`), trained also on one-reading copies of the training runs
+(Hunter + the library's layout Mapper; Hunter alone without the page: `train --single-reading`),
+`{meta["params"]["calibrator"]}` calibration, per-field thresholds for
 {meta["params"]["target_accuracy"]:.0%} accuracy with probability
 {meta["params"]["confidence_level"]:.0%} (Learn then Test). Fields with a threshold:
 {certified}.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import warnings
 
 import numpy as np
 import pytest
@@ -152,6 +153,31 @@ def test_score_third_party_without_logprobs(fitted):
         assert s.reasons and all(isinstance(r, str) for r in s.reasons)
     assert out[4].error and "not in the run" in out[4].error
     assert out[0].value == "12.50" and out[0].mapper_value is None
+
+
+def test_the_reported_value_is_the_reading_the_record_names(fitted):
+    """Grounded extractions report the Mapper (the candidate ranker), others the Hunter."""
+    from confidence.readings import CallResult, FieldReading, RunRecord
+
+    eng, _ = fitted
+    schema = Schema("s", (Field("total", "amount"), Field("date", "date")))
+
+    def rec(doc_id, reported, mapper_status="ok"):
+        hunter = CallResult(
+            "hunter", {"total": FieldReading("8.00"), "date": FieldReading("2024-01-02")}
+        )
+        mapper = CallResult("mapper", {"total": FieldReading("9.00")}, status=mapper_status)
+        meta = {"reported": reported} if reported else {}
+        return RunRecord(doc_id, hunter, mapper, meta=meta)
+
+    recs = [rec("m", "mapper"), rec("h", "hunter"), rec("old", None), rec("x", "mapper", "error")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = {(s.doc_id, s.field): s for s in eng.score(recs, schema)}
+    assert out["m", "total"].value == "9.00" and out["m", "total"].hunter_value == "8.00"
+    assert out["m", "date"].value is None  # the ranker found no date: reported absent
+    assert out["h", "total"].value == "8.00" and out["old", "total"].value == "8.00"
+    assert out["x", "total"].value == "8.00"  # no Mapper reading survived: the Hunter's
 
 
 def test_score_with_document_and_failed_run(fitted):

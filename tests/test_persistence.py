@@ -81,6 +81,8 @@ def _same(kind, a, b, X):
 
 
 def test_every_kind_is_registered():
+    import confidence.calls.ranker  # noqa: F401  (registers "ranker")
+
     kinds = {
         "isotonic",
         "platt",
@@ -90,6 +92,7 @@ def test_every_kind_is_registered():
         "engine",
         "domain_reference",
         "unlocking",
+        "ranker",
     }
     assert set(persistence.PARTS) == kinds
 

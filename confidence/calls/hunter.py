@@ -8,9 +8,12 @@ Two modes:
 ``"free"``
     Free-form JSON values (each a bounded string or null): for strong remote models.
 ``"grounded"``
-    Each value is constrained (JSON-schema ``enum``) to candidates copied from the document
-    (:mod:`confidence.calls.candidates`), listed best-first in the prompt too: for small local
-    models, which choose well but spell badly.
+    Each value is constrained (JSON-schema ``enum``) to candidates copied from the document:
+    the candidate ranker's first ``max_candidates`` in ranker order
+    (:meth:`confidence.calls.ranker.CandidateRanker.top_candidates`), listed best-first in the
+    prompt too: for small local models, which choose well but spell badly.
+    ``order="prior"`` offers the hand-scored prior candidates instead
+    (:func:`confidence.calls.candidates.document_candidates`, before the ranker).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from confidence.calls.candidates import Candidate, document_candidates
 from confidence.calls.parsing import readings_from_completion
 from confidence.calls.prompts import hunter_messages, hunter_schema, safe_lines
+from confidence.calls.ranker import default_ranker
 from confidence.documents.lines import Line
 from confidence.errors import LLMError
 from confidence.llm.base import Completion, LLMClient
@@ -27,6 +31,7 @@ from confidence.readings import CallKind, CallResult
 from confidence.schema import Schema
 
 HUNTER_MODES = ("free", "grounded")
+CANDIDATE_ORDERS = ("ranker", "prior")
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,7 @@ def build_hunter(
     max_candidates: int = 4,
     show_document: bool = True,
     list_candidates: bool = True,
+    order: str = "ranker",
 ) -> HunterRequest:
     """Prompt, reply schema and (grounded) candidates of a Hunter call.
 
@@ -60,10 +66,15 @@ def build_hunter(
     """
     if mode not in HUNTER_MODES:
         raise ValueError(f"hunter mode {mode!r} is unknown; use one of: {', '.join(HUNTER_MODES)}")
+    if order not in CANDIDATE_ORDERS:
+        raise ValueError(f"order={order!r}; use one of: {', '.join(CANDIDATE_ORDERS)}")
     lines = safe_lines(lines)  # a page that talks to the model is not shown those lines
     if mode == "free":
         return HunterRequest(hunter_messages(schema, lines), hunter_schema(schema), None, mode)
-    cands = document_candidates(lines, schema, max_candidates=max_candidates)
+    if order == "ranker":
+        cands = default_ranker().top_candidates(lines, schema, max_candidates)
+    else:
+        cands = document_candidates(lines, schema, max_candidates=max_candidates)
     values = {k: [c.value for c in v] for k, v in cands.items()}
     msgs = hunter_messages(
         schema, lines, values, show_document=show_document, list_candidates=list_candidates

@@ -13,6 +13,11 @@ Steps:
    label's value (JSON ``enum`` of its options), so Mapper values carry the model's own token
    log-probabilities too; without a client the layout choice is used (``mode="layout"``).
 
+With ``reader="ranker"`` (the default) steps 1-2 are replaced by the learned candidate ranker
+(:mod:`confidence.calls.ranker`), which scores every candidate of every field from the same
+page-reading stack and also decides that a field is absent; the LLM call then chooses among the
+ranker's first options and is kept for its log-probabilities (``mode="ranker+llm"``).
+
 A degenerate Mapper (most fields taken from one line) is flagged ``status="degenerate"``.
 """
 
@@ -296,37 +301,90 @@ def degenerate_reason(fields: dict[str, FieldReading]) -> str | None:
     return None
 
 
+MAPPER_READERS = ("ranker", "layout")
+"""``"ranker"``: the learned candidate ranker's reading (:mod:`confidence.calls.ranker`);
+``"layout"``: the label/value pairs of the page mapped by their cues (before the ranker)."""
+
+
+def _layout_mapped(schema: Schema, safe: list[Line]):
+    mapped = map_hits(find_label_hits(safe), schema)
+    unknown = Schema(schema.name, tuple(f for f in schema if field_concept(f) is None))
+    if len(unknown.fields):
+        mapped.update(map_pairs(find_pairs(safe), unknown))
+    return mapped
+
+
+def _ranker_mapped(schema: Schema, safe: list[Line], top_k: int):
+    """Field -> (pair, options) of the ranker's reading: the top candidate first, then the
+    next ``top_k - 1`` as the LLM's alternatives; fields found absent are left out."""
+    from confidence.calls.ranker import default_ranker  # the ranker's features use this module
+
+    mapped: dict[str, tuple[Pair, list[tuple[str, int]]]] = {}
+    ranker = default_ranker()
+    reading = ranker.rank(safe, schema)
+    chosen = ranker.read(safe, schema)  # amounts and dates chosen jointly
+    for f in schema:
+        top = chosen[f.name]
+        if top.value is None:
+            continue
+        ranked = [top, *(c for c in reading[f.name] if c.value != top.value)]
+        opts = [(c.value, c.line) for c in ranked if c.value is not None][:top_k]
+        opts = [(v, li) for v, li in opts if li is not None]
+        label = top.label or f.name.replace("_", " ")
+        mapped[f.name] = (
+            Pair(label, tuple(v for v, _ in opts), opts[0][1], tuple(li for _, li in opts)),
+            opts,
+        )
+    return mapped
+
+
 def run_mapper(
     schema: Schema,
     lines: list[Line],
     client: LLMClient | None = None,
     *,
+    reader: str = "ranker",
+    top_k: int = 3,
     max_tokens: int = 384,
     top_logprobs: int = 5,
 ) -> CallResult:
     """Read the document's labelled values and map them to schema fields.
 
+    Parameters
+    ----------
+    reader : {"ranker", "layout"}
+        ``"ranker"`` reports the candidate ranker's top value of every field (nothing for a
+        field it finds absent); the LLM call, when a client is given, chooses among the
+        ranker's first ``top_k`` and is kept for its token log-probabilities (they describe the
+        ranker's value when the model picked it too, else the reading carries none).
+        ``"layout"`` is the pre-ranker reading: the page's labels mapped by their cues, the
+        LLM's choice reported.
+
     Never raises for a bad reply or a failed call: the layout reading is kept and the fault
     goes to ``status``/``error``.
     """
+    if reader not in MAPPER_READERS:
+        raise ValueError(f"reader={reader!r}; use one of: {', '.join(MAPPER_READERS)}")
     safe = safe_lines(lines)
-    mapped = map_hits(find_label_hits(safe), schema)
-    unknown = Schema(schema.name, tuple(f for f in schema if field_concept(f) is None))
-    if len(unknown.fields):
-        mapped.update(map_pairs(find_pairs(safe), unknown))
+    by_index = {ln.index: ln for ln in lines}  # lines may be a filtered list: index by .index
+    if reader == "ranker":
+        mapped = _ranker_mapped(schema, safe, top_k)
+    else:
+        mapped = _layout_mapped(schema, safe)
     fields: dict[str, FieldReading] = {}
     items = [(f"{i + 1}. {p.label}", p) for i, (p, _) in enumerate(mapped.values())]
     key_of = dict(zip(mapped, (k for k, _ in items), strict=True))
     for name, (p, opts) in mapped.items():
         v, li = opts[0]
         fields[name] = FieldReading(
-            v, None, raw=lines[li].text, label=p.label, line=li, n_candidates=len(opts)
+            v, None, raw=by_index[li].text, label=p.label, line=li, n_candidates=len(opts)
         )
-    for name, (v, li) in _unlabelled(schema, safe, set(mapped)).items():
-        fields[name] = FieldReading(v, None, raw=lines[li].text, label=None, line=li)
-    mode, comps, n_calls, errors = "layout", (), 0, []
+    if reader == "layout":
+        for name, (v, li) in _unlabelled(schema, safe, set(mapped)).items():
+            fields[name] = FieldReading(v, None, raw=by_index[li].text, label=None, line=li)
+    mode, comps, n_calls, errors = reader, (), 0, []
     if client is not None and mapped:
-        mode, n_calls = "layout+llm", 1
+        mode, n_calls = f"{reader}+llm", 1
         reply_schema = {
             "type": "object",
             "properties": {
@@ -343,7 +401,9 @@ def run_mapper(
                 top_logprobs=top_logprobs,
             )[:1]
             comps = (comp,)
-            fields, errs = _apply_reply(comp, mapped, key_of, fields, lines)
+            fields, errs = _apply_reply(
+                comp, mapped, key_of, fields, by_index, keep_first=reader == "ranker"
+            )
             errors.extend(errs)
         except LLMError as e:
             errors.append(f"LLM call failed, layout values kept: {e}")
@@ -364,7 +424,9 @@ def run_mapper(
     )
 
 
-def _apply_reply(comp: Completion, mapped, key_of, fields, lines):
+def _apply_reply(comp: Completion, mapped, key_of, fields, lines, *, keep_first: bool = False):
+    """Fields with the reply's values (``keep_first``: the first option stays the value and
+    carries the reply's tokens only when the model chose it too)."""
     parsed = parse_object(comp.text)
     errs = [parsed.error] if parsed.error else []
     spans = {s.key: s for s in parsed.spans}
@@ -376,6 +438,8 @@ def _apply_reply(comp: Completion, mapped, key_of, fields, lines):
             if sp is not None:
                 errs.append(f"reply value for {p.label!r} is not one of its options")
             continue
+        if keep_first and sp.value != opts[0][0]:
+            continue  # the model chose another option: its tokens do not spell this value
         li = values[sp.value]
         out[name] = FieldReading(
             sp.value,

@@ -77,8 +77,12 @@ def make_cache(args):
     return DocumentCache(args.cache_dir, enabled=not args.no_cache)
 
 
-def load_table(args, datasets):
-    """Build the labelled table for ``args.runs`` over ``datasets``; prints what was skipped."""
+def load_table(args, datasets, *, readings: str = "recorded", use_documents: bool = True):
+    """Build the labelled table for ``args.runs`` over ``datasets``; prints what was skipped.
+
+    ``readings`` as for :func:`~confidence.evaluation.table.build_table`; ``use_documents=False``
+    leaves the page out whatever ``--no-documents`` says.
+    """
     from confidence.evaluation.table import build_table
     from confidence.records import load_runs
 
@@ -87,9 +91,10 @@ def load_table(args, datasets):
         datasets,
         runs,
         cache=make_cache(args),
-        use_documents=not args.no_documents,
+        use_documents=use_documents and not args.no_documents,
         n_jobs=args.n_jobs,
         progress=not args.quiet and sys.stderr.isatty(),
+        readings=readings,
     )
     if table.skipped:
         what = ", ".join(f"{n} {k}" for k, n in table.skipped.items())

@@ -217,7 +217,7 @@ def _redo_mapper(args, ds, kw: dict) -> int:
 
     from tqdm import tqdm
 
-    from confidence.calls.extract import record_usage
+    from confidence.calls.extract import REPORTED_BY_MODE, record_usage
     from confidence.calls.mapper import run_mapper
     from confidence.documents.cache import DocumentCache
     from confidence.documents.lines import document_lines
@@ -246,12 +246,15 @@ def _redo_mapper(args, ds, kw: dict) -> int:
         t0 = time.perf_counter()
         try:
             doc = cache.load(ds.path_of(r), doc_id=rec.doc_id)
-            mapped = run_mapper(ds.schema, document_lines(doc), client)
+            mode = rec.meta.get("hunter_mode", "grounded")
+            reader = "ranker" if mode == "grounded" else "layout"  # as extract_document does
+            mapped = run_mapper(ds.schema, document_lines(doc), client, reader=reader)
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as e:  # a failed Mapper is recorded and the batch goes on
             mapped = CallResult("mapper", {}, status="error", error=f"{type(e).__name__}: {e}")
         meta = dict(rec.meta, mapper_seconds=round(time.perf_counter() - t0, 4))
+        meta["reported"] = REPORTED_BY_MODE.get(rec.meta.get("hunter_mode", "grounded"), "hunter")
         new = replace(rec, mapper=mapped, meta=meta, status="ok", error=None)
         status, error = document_status(new)
         new = replace(new, status=status, error=error, meta=dict(meta, usage=record_usage(new)))

@@ -28,6 +28,7 @@ examples:
   extractconf train data/synth --runs runs/synth.jsonl --out models/mine
   extractconf train data/a data/b --runs runs/a.jsonl runs/b.jsonl --out models/ab \\
       --calibrator platt --target-accuracy 0.98 --confidence-level 0.9
+  extractconf train data/synth --runs runs/synth.jsonl --out models/byo --single-reading
 """
 
 
@@ -61,6 +62,13 @@ def register(subparsers) -> None:
         help="document shares for fusion,calibration,thresholds (default 0.6,0.2,0.2)",
     )
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--single-reading",
+        action="store_true",
+        help="also train the fusion model on one-reading copies of every run (the Hunter with "
+        "the library's layout Mapper, and the Hunter alone without the page), as third-party "
+        "records with one reading are scored",
+    )
     add_document_args(p)
     p.set_defaults(func=run)
 
@@ -72,8 +80,15 @@ def run(args) -> int:
     check_out(args.out, folder=True)
     datasets = open_datasets(args.datasets)
     table = load_table(args, datasets)
+    extra = []
+    if args.single_reading:
+        extra = [
+            load_table(args, datasets, readings="library_mapper"),
+            load_table(args, datasets, readings="hunter_only", use_documents=False),
+        ]
     engine = fit_engine(
         table,
+        extra=extra,
         calibrator=args.calibrator,
         target_accuracy=args.target_accuracy,
         confidence_level=args.confidence_level,

@@ -117,6 +117,8 @@ def field_concept(field: Field) -> str | None:
     ('tax_id', 'amount_due')
     >>> field_concept(Field("total", "amount")), field_concept(Field("company", "text"))
     ('amount_gross', 'vendor_name')
+    >>> field_concept(Field("amount_prepaid", "amount"))
+    'amount_prepaid'
     """
     n = set(re.split(r"[^a-z0-9]+", field.name.lower()))
     d = field.description.lower()
@@ -142,6 +144,8 @@ def field_concept(field: Field) -> str | None:
     if t == "date":
         return "date_due" if "due" in n else "date_issue"
     if t == "amount":
+        if n & _N["prepaid"]:
+            return "amount_prepaid"
         if n & _N["due"]:
             return "amount_due"
         if n & _N["tax"]:
@@ -174,7 +178,11 @@ def field_keys(field: Field) -> list[str]:
     >>> field_keys(Field("total_untaxed", "amount"))
     ['total', 'untaxed']
     """
+    return list(_field_keys(field))
 
+
+@lru_cache(maxsize=4096)  # fields are frozen; the calls ask again for every candidate
+def _field_keys(field: Field) -> tuple[str, ...]:
     def keys_of(words: list[str]) -> list[str]:
         out = []
         for w in words:
@@ -184,9 +192,10 @@ def field_keys(field: Field) -> list[str]:
         return out
 
     keys = keys_of(_words(field.name))
-    return keys or keys_of(_words(field.description))
+    return tuple(keys or keys_of(_words(field.description)))
 
 
+@lru_cache(maxsize=4096)
 def field_cues(field: Field) -> tuple[str, ...]:
     """Lower-case phrases a document may print as this field's label, or near its value.
 
@@ -203,6 +212,7 @@ def field_cues(field: Field) -> tuple[str, ...]:
     return tuple(dict.fromkeys(c for c in cues if c))
 
 
+@lru_cache(maxsize=4096)
 def label_cues(field: Field) -> tuple[str, ...]:
     """Phrases that, printed as a label, name this field: its name and label cues only.
 
@@ -221,6 +231,7 @@ def label_cues(field: Field) -> tuple[str, ...]:
     return tuple(dict.fromkeys(cues))
 
 
+@lru_cache(maxsize=1 << 16)
 def cue_score(text: str, cues: tuple[str, ...]) -> float:
     """How much ``text`` reads like one of ``cues``, in 0-1 (best partial-ratio over cues).
 

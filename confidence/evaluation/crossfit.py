@@ -6,7 +6,7 @@ K-1 folds and scores the held-out fold.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,12 +44,32 @@ class CrossFit:
     scores: list[FieldScore] | None = None
 
 
-def fit_engine(table: LabelledTable, **params) -> ConfidenceEngine:
-    """Fit a :class:`ConfidenceEngine` on a whole table."""
+def fit_engine(
+    table: LabelledTable, *, extra: Sequence[LabelledTable] = (), **params
+) -> ConfidenceEngine:
+    """Fit a :class:`ConfidenceEngine` on a whole table.
+
+    ``extra`` tables hold the same documents read another way (``build_table(readings=...)``);
+    their rows join the fusion training only (``ConfidenceEngine.fit(fusion_extra=...)``).
+    """
     _check_trainable(table)
     r = table.rows
+    more = [t for t in extra if len(t)]
+    fusion_extra = None
+    if more:
+        fusion_extra = (
+            np.vstack([t.rows.X for t in more]),
+            np.concatenate([t.y for t in more]),
+            np.asarray([d for t in more for d in t.rows.doc_ids]),
+            np.asarray([f for t in more for f in t.rows.field_types], dtype=object),
+        )
     return ConfidenceEngine(**params).fit(
-        r.X, table.y, groups=np.asarray(r.doc_ids), fields=r.fields, field_types=r.field_types
+        r.X,
+        table.y,
+        groups=np.asarray(r.doc_ids),
+        fields=r.fields,
+        field_types=r.field_types,
+        fusion_extra=fusion_extra,
     )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from tqdm import tqdm
 
+from confidence.calls.second_reading import add_library_mapper, drop_mapper
 from confidence.datasets import matching
 from confidence.datasets.folder import Dataset
 from confidence.documents.cache import DocumentCache
@@ -29,7 +30,12 @@ from confidence.features.build import RecordRows, record_rows
 from confidence.readings import RunRecord, document_status
 from confidence.types import Document
 
-__all__ = ["LabelledTable", "build_table"]
+__all__ = ["READINGS", "LabelledTable", "build_table"]
+
+READINGS: tuple[str, ...] = ("recorded", "library_mapper", "hunter_only")
+"""Which readings of each run a table is built on: the recorded ones; the Hunter with the
+library's layout Mapper as second reading (as :meth:`~confidence.engine.ConfidenceEngine.score`
+does for one-reading records with documents); the Hunter alone."""
 
 _CHUNK = 32  # documents featurised at a time: bounds memory on large datasets
 
@@ -110,6 +116,7 @@ def build_table(
     use_documents: bool = True,
     n_jobs: int = 1,
     progress: bool = False,
+    readings: str = "recorded",
 ) -> LabelledTable:
     """Join datasets and runs into a :class:`LabelledTable`.
 
@@ -125,7 +132,12 @@ def build_table(
         Ingestion processes.
     progress : bool
         Show a progress bar.
+    readings : {"recorded", "library_mapper", "hunter_only"}
+        Readings the rows are built on (:data:`READINGS`); the last two turn every run into a
+        one-reading record first, as a third-party pipeline would send it.
     """
+    if readings not in READINGS:
+        raise ValueError(f"readings={readings!r}; use one of: {', '.join(READINGS)}")
     if isinstance(datasets, Dataset):
         datasets = [datasets]
     cache = cache or DocumentCache()
@@ -165,6 +177,7 @@ def build_table(
             kept = [(r, run) for r, run in chunk if not use_documents or r.doc_id in docs]
             if len(kept) < len(chunk):
                 skipped["unreadable document"] += len(chunk) - len(kept)
+            kept = _with_readings(kept, readings, schema, docs)
             rows = record_rows([run for _, run in kept], schema, docs)
             gold_of = {r.doc_id: r.fields for r, _ in kept}
             run_of = {run.doc_id: run for _, run in kept}
@@ -194,6 +207,15 @@ def build_table(
         {k: float(np.mean(v)) for k, v in calls.items()},
         skipped,
     )
+
+
+def _with_readings(kept: list, readings: str, schema, docs: dict[str, Document]) -> list:
+    if readings == "recorded":
+        return kept
+    runs = drop_mapper(run for _, run in kept)
+    if readings == "library_mapper":
+        runs = add_library_mapper(runs, schema, docs)
+    return [(r, run) for (r, _), run in zip(kept, runs, strict=True)]
 
 
 def _take(rows: RecordRows, keep: np.ndarray) -> RecordRows:

@@ -72,7 +72,7 @@ def test_candidates_invariant_to_line_order_of_other_fields():
 
 
 def test_layout_mapper_on_hand_made_receipt():
-    m = run_mapper(SCHEMA, _lines(RECEIPT, right=[("8.50", 7)]))
+    m = run_mapper(SCHEMA, _lines(RECEIPT, right=[("8.50", 7)]), reader="layout")
     assert m.mode == "layout" and m.n_calls == 0 and m.status == "ok"
     assert m.fields["total"].value == "8.50" and m.fields["total"].label == "TOTAL"
     assert m.fields["date"].value == "25/12/2018" and m.fields["date"].label == "Date"
@@ -97,7 +97,7 @@ def test_mapper_on_generated_invoices_is_not_degenerate(generated):
     ds, docs = generated
     reported = right = 0
     for rec, doc in docs:
-        m = run_mapper(ds.schema, document_lines(doc))
+        m = run_mapper(ds.schema, document_lines(doc), reader="layout")
         assert m.status != "degenerate", m.error
         vals = {k: r for k, r in m.fields.items() if r.value is not None}
         assert len(vals) >= 2, rec.doc_id
@@ -150,7 +150,7 @@ def test_mapper_finds_label_above_and_german_labels(tmp_path):
             Field("order_id", "id"),
         ),
     )
-    m = run_mapper(schema, document_lines(load_document(pdf)))
+    m = run_mapper(schema, document_lines(load_document(pdf)), reader="layout")
     got = {k: r.value for k, r in m.fields.items()}
     assert got == {
         "document_id": "RE-2024-0815",

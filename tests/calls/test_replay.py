@@ -91,9 +91,27 @@ def test_free_hunter_and_missing_logprobs(clean):
     assert all(f.tokens is None for f in r2.fields.values())  # missing, not zero
 
 
-def test_mapper_reads_labels_on_distinct_lines(clean):
+def test_mapper_reports_the_rankers_reading_with_the_models_logprobs(clean):
+    from confidence.calls.ranker import default_ranker
+
     doc, schema, case = clean
-    m = run_mapper(schema, document_lines(doc), Replay(case))
+    lines = document_lines(doc)
+    m = run_mapper(schema, lines, Replay(case))
+    assert m.kind == "mapper" and m.mode == "ranker+llm" and m.n_calls == 1
+    chosen = default_ranker().read(lines, schema)
+    assert {k: r.value for k, r in m.fields.items()} == {
+        k: c.value for k, c in chosen.items() if c.value is not None
+    }
+    assert m.fields["total"].value == "9.54"
+    assert "po_number" not in m.fields  # absent on the page: reported absent
+    # tokens only where the model chose the ranker's value too, and then they spell it
+    for r in m.fields.values():
+        assert r.tokens is None or r.value in "".join(t.token for t in r.tokens)
+
+
+def test_layout_mapper_reads_labels_on_distinct_lines(clean):
+    doc, schema, case = clean
+    m = run_mapper(schema, document_lines(doc), Replay(case), reader="layout")
     assert m.kind == "mapper" and m.mode == "layout+llm" and m.status == "ok"
     assert m.fields["invoice_number"].value == "INV-20417"
     assert m.fields["invoice_number"].label == "Invoice No"

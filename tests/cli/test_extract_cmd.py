@@ -138,4 +138,6 @@ def test_redo_mapper_keeps_hunter_and_rewrites_atomically(dataset, tmp_path, mon
     assert client.calls - calls == 2  # one Mapper call per record, no Hunter call
     assert not list(tmp_path.glob("*.tmp"))
     assert main([*base, "--redo-mapper", "--llm", "none"]) == 0
-    assert json.loads(out.read_text().splitlines()[0])["mapper"]["mode"] == "layout"
+    first = json.loads(out.read_text().splitlines()[0])
+    assert first["mapper"]["mode"] == "ranker"  # a grounded run's Mapper is the ranker's reading
+    assert first["meta"]["reported"] == "mapper"

@@ -1,0 +1,477 @@
+"""Features of each (schema field, candidate value) pair for :mod:`confidence.calls.ranker`.
+
+Everything comes from the one page-reading stack (:mod:`confidence.documents`): lines and visual
+rows, the label vocabulary, typed value patterns. Nothing names a schema field: a field enters
+only through its *type* (a small code) and through how printed labels compare with its *name and
+description* (vocabulary cues, the concept the vocabulary ties it to, token and character
+n-gram similarity), so a schema the ranker never saw is read the same way.
+
+Candidates of a field (:func:`field_pool`) are the union of
+
+* the typed prior candidates of :func:`confidence.calls.candidates.field_candidates`,
+* values printed with a known label of the vocabulary
+  (:func:`~confidence.calls.labelled.find_label_hits`) or with a layout label
+  (:func:`~confidence.calls.pairs.find_pairs`), narrowed to the field's type,
+* the Mapper's layout reading (:func:`confidence.calls.mapper.run_mapper` without a client),
+
+plus one *null* candidate standing for "the field is absent": its row holds only the group-level
+features, so the ranker learns when the best real candidate is too weak to report.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from statistics import median
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from confidence.calls.candidates import field_candidates
+from confidence.calls.labelled import find_label_hits
+from confidence.calls.mapper import run_mapper, typed_values
+from confidence.calls.pairs import find_pairs
+from confidence.documents.lines import Line, rows
+from confidence.documents.normalize import parse_amount
+from confidence.documents.patterns import (
+    AMOUNT_RE,
+    CURRENCY_RE,
+    DATE_RE,
+    EMAIL_RE,
+    IBAN_RE,
+    PERCENT_RE,
+)
+from confidence.documents.text import fold_text
+from confidence.documents.vocab import (
+    cue_score,
+    field_concept,
+    field_cues,
+    find_labels,
+    label_cues,
+)
+from confidence.schema import Field, Schema
+
+__all__ = [
+    "FEATURES",
+    "TYPES",
+    "VOCABULARY_FEATURES",
+    "PageContext",
+    "Pooled",
+    "field_pool",
+    "pool_features",
+    "without_vocabulary",
+]
+
+TYPES = ("text", "address", "id", "date", "amount", "email", "iban", "percent", "currency")
+"""Field types in the order of the ``field_type`` code (others get ``len(TYPES)``)."""
+
+_FULL = {
+    "date": DATE_RE,
+    "amount": AMOUNT_RE,
+    "email": EMAIL_RE,
+    "iban": IBAN_RE,
+    "percent": PERCENT_RE,
+    "currency": CURRENCY_RE,
+}
+_STOP = frozenset("a an the of to be by at in on for as or and is it its any e g printed".split())
+_LABEL_SLOTS = ("src", "left", "above", "header")
+_LABEL_FEATS = ("cue", "tok", "ngram", "concept", "rival", "rival_concept")
+FEATURES: tuple[str, ...] = (
+    "is_null",
+    "field_type",
+    "n_same_type",
+    "field_has_concept",
+    "n_cands",
+    "group_max_prior",
+    "group_max_label",
+    "prior_score",
+    "prior_rank",
+    "prior_gap",
+    "src_prior",
+    "src_hit",
+    "src_pair",
+    "src_mapper",
+    "src_dir",
+    *(f"{s}_{f}" for s in _LABEL_SLOTS for f in _LABEL_FEATS),
+    "left_gap",
+    "above_dist",
+    "header_dist",
+    "type_fit",
+    "length",
+    "n_words",
+    "digit_ratio",
+    "alpha_ratio",
+    "value_share_of_line",
+    "repeats",
+    "x0",
+    "y0",
+    "x1",
+    "page",
+    "line_pos",
+    "height_rel",
+    "font_rel",
+    "row_size",
+    "row_pos_from_right",
+    "amount_rank",
+    "amount_is_max",
+    "date_rank",
+    "n_dates",
+    "label_best",
+)
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9%]+", fold_text(text)) if w]
+
+
+def _ngrams(text: str, n: int = 3) -> set[str]:
+    t = f" {' '.join(_words(text))} "
+    return {t[i : i + n] for i in range(max(0, len(t) - n + 1))}
+
+
+@dataclass
+class _FieldText:
+    """What a field says about itself: name words, description words, cues, concept."""
+
+    name: str
+    desc: str
+    grams: set[str]
+    cues: tuple[str, ...]
+    all_cues: tuple[str, ...]
+    concept: str | None
+
+    @classmethod
+    def of(cls, f: Field) -> _FieldText:
+        name = " ".join(_words(f.name.replace("_", " ")))
+        desc = " ".join(w for w in _words(f.description) if w not in _STOP and len(w) > 1)
+        return cls(
+            name,
+            desc,
+            _ngrams(f"{name} {desc}"),
+            label_cues(f),
+            field_cues(f),
+            field_concept(f),
+        )
+
+
+@dataclass
+class PageContext:
+    """Per-document layout facts shared by every field's candidates.
+
+    Built once per document by :meth:`build`; label scores are memoised per label text.
+    """
+
+    lines: list[Line]
+    schema: Schema
+    by_index: dict[int, Line]
+    row_of: dict[int, list[Line]]
+    above: dict[int, int]
+    header: dict[int, int]
+    med_height: float
+    med_font: float
+    text: str
+    amounts: list[float]
+    dates: list[str]
+    hits: list
+    pairs: list
+    mapper: dict[str, tuple[str, int]]
+    fields: dict[str, _FieldText]
+    _memo: dict[str, dict[str, tuple[float, ...]]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, lines: list[Line], schema: Schema) -> PageContext:
+        row_of: dict[int, list[Line]] = {}
+        for row in rows(lines):
+            for ln in row:
+                row_of[ln.index] = row
+        above, header = _columns(lines)
+        heights = [ln.bbox[3] - ln.bbox[1] for ln in lines] or [0.01]
+        fonts = [w.font_size for ln in lines for w in ln.words if w.font_size]
+        amounts = [
+            float(a) for ln in lines for m in AMOUNT_RE.finditer(ln.text) if (a := _amt(m.group(0)))
+        ]
+        dates = list(dict.fromkeys(m.group(0) for ln in lines for m in DATE_RE.finditer(ln.text)))
+        mapped = run_mapper(schema, lines, reader="layout")
+        return cls(
+            lines,
+            schema,
+            {ln.index: ln for ln in lines},
+            row_of,
+            above,
+            header,
+            max(median(heights), 1e-4),
+            median(fonts) if fonts else 0.0,
+            "\n".join(ln.text for ln in lines),
+            amounts,
+            dates,
+            find_label_hits(lines),
+            find_pairs(lines),
+            {
+                k: (r.value, r.line)
+                for k, r in mapped.fields.items()
+                if r.value and r.line is not None
+            },
+            {f.name: _FieldText.of(f) for f in schema},
+        )
+
+    def label_scores(self, label: str) -> dict[str, tuple[float, ...]]:
+        """Per schema field: (cue, token sim, n-gram sim, concept match) of a label text."""
+        if label in self._memo:
+            return self._memo[label]
+        folded = " ".join(_words(label))
+        grams = _ngrams(label)
+        concepts = {c for _, _, cs in find_labels(fold_text(label)) for c in cs}
+        out = {}
+        for name, ft in self.fields.items():
+            if not folded:
+                out[name] = (0.0, 0.0, 0.0, 0.0)
+                continue
+            cue = max(cue_score(label, ft.cues), 0.5 * cue_score(label, ft.all_cues))
+            tok = max(
+                fuzz.token_set_ratio(folded, ft.name), 0.8 * fuzz.token_set_ratio(folded, ft.desc)
+            )
+            ng = len(grams & ft.grams) / max(1, len(grams))
+            out[name] = (cue, tok / 100.0, ng, float(ft.concept in concepts))
+        self._memo[label] = out
+        return out
+
+
+def _amt(text: str) -> float:
+    try:
+        v = parse_amount(text)
+    except (ValueError, ArithmeticError):
+        return 0.0
+    return abs(float(v)) if v is not None else 0.0
+
+
+def _overlap(a: Line, b: Line) -> bool:
+    return min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0]) > 0
+
+
+def _columns(lines: list[Line]) -> tuple[dict[int, int], dict[int, int]]:
+    """Nearest line above in the same column, and the nearest letters-only one (a header)."""
+    above: dict[int, int] = {}
+    header: dict[int, int] = {}
+    by_page: dict[int, list[Line]] = {}
+    for ln in lines:
+        by_page.setdefault(ln.page, []).append(ln)
+    for page in by_page.values():
+        order = sorted(page, key=lambda ln: ln.bbox[1])
+        for i, ln in enumerate(order):
+            for o in reversed(order[:i]):
+                if o.bbox[3] > ln.bbox[1] + 0.002 or not _overlap(o, ln):
+                    continue
+                above.setdefault(ln.index, o.index)
+                if not any(c.isdigit() for c in o.text):
+                    header[ln.index] = o.index
+                    break
+    return above, header
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """One candidate of a field: value, line, and where it came from."""
+
+    value: str | None
+    line: int
+    prior: float = math.nan
+    prior_rank: float = math.nan
+    label: str = ""
+    direction: float = math.nan
+    sources: frozenset[str] = frozenset()
+
+
+def _add(pool: dict[str, Pooled], value: str, line: int, source: str, **kw) -> None:
+    v = " ".join(value.split()).strip(" :")
+    if not v or '"' in v or "\\" in v or len(v) > 200:
+        return
+    old = pool.get(v)
+    if old is None:
+        pool[v] = Pooled(v, line, sources=frozenset({source}), **kw)
+        return
+    keep = {k: getattr(old, k) for k in ("prior", "prior_rank", "label", "direction")}
+    for k, x in kw.items():
+        if (isinstance(keep[k], float) and math.isnan(keep[k])) or keep[k] == "":
+            keep[k] = x
+    pool[v] = Pooled(v, old.line, sources=old.sources | {source}, **keep)
+
+
+def _direction(ctx: PageContext, label_line: int, value_line: int) -> float:
+    if value_line == label_line:
+        return 0.0
+    return 1.0 if any(o.index == value_line for o in ctx.row_of.get(label_line, ())) else 2.0
+
+
+def field_pool(ctx: PageContext, f: Field, *, max_prior: int = 25) -> list[Pooled]:
+    """Candidates of one field (see module docstring); the null candidate last."""
+    pool: dict[str, Pooled] = {}
+    for r, c in enumerate(field_candidates(f, ctx.lines, ctx.schema, max_candidates=max_prior)):
+        _add(pool, c.value, c.line, "prior", prior=c.score, prior_rank=float(r))
+    for h in ctx.hits:
+        opts = list(h.options)
+        if f.type == "address" and len(opts) > 1:  # a block: name line, then address lines
+            opts += [(", ".join(t for t, _ in opts[1:k]), opts[1][1]) for k in (3, 4, 5, 6)]
+        for text, li in opts:
+            for v in typed_values(f, text):
+                _add(pool, v, li, "hit", label=h.label, direction=_direction(ctx, h.line, li))
+    for p in ctx.pairs:
+        for text, li in zip(p.options, p.value_lines, strict=True):
+            for v in typed_values(f, text):
+                _add(pool, v, li, "pair", label=p.label, direction=_direction(ctx, p.line, li))
+    if f.name in ctx.mapper:
+        v, li = ctx.mapper[f.name]
+        _add(pool, v, li, "mapper")
+    return [*pool.values(), Pooled(None, -1)]
+
+
+def _type_fit(f: Field, v: str) -> float:
+    pat = _FULL.get(f.type)
+    if pat is not None:
+        return float(bool(pat.fullmatch(v))) + 0.5 * bool(pat.search(v))
+    letters = sum(c.isalpha() for c in v)
+    digits = sum(c.isdigit() for c in v)
+    if f.type == "id":
+        return float(digits > 0 and " " not in v) + 0.5 * (digits > 0)
+    if f.type == "address":
+        return float(digits > 0 and letters > 3)
+    return float(letters >= 0.5 * max(1, len(v.replace(" ", ""))))
+
+
+def _label_vector(ctx: PageContext, f: Field, label: str) -> list[float]:
+    if not label:
+        return [math.nan] * len(_LABEL_FEATS)
+    scores = ctx.label_scores(label)
+    own = scores[f.name]
+    others = [s for n, s in scores.items() if n != f.name]
+    rival = max((max(s[0], s[1] * (s[1] > 0.8)) for s in others), default=0.0)
+    rival_concept = max((s[3] for s in others), default=0.0)
+    return [*own, rival, rival_concept]
+
+
+def _left_text(ctx: PageContext, ln: Line, value: str) -> str:
+    start = max(0, ln.text.find(value))
+    left = [o.text for o in ctx.row_of.get(ln.index, []) if o.bbox[2] <= ln.bbox[0] + 1e-6]
+    left.append(ln.text[:start])
+    words = [w for w in " ".join(left).split() if not any(c.isdigit() for c in w)]
+    return " ".join(words[-5:])
+
+
+def pool_features(ctx: PageContext, f: Field, pool: list[Pooled]) -> np.ndarray:
+    """Feature matrix (``len(pool)`` x ``len(FEATURES)``) of one field's candidates."""
+    n_same = sum(1 for o in ctx.schema if o.type == f.type)
+    tcode = float(TYPES.index(f.type)) if f.type in TYPES else float(len(TYPES))
+    priors = [p.prior for p in pool if not math.isnan(p.prior)]
+    gmax = max(priors, default=math.nan)
+    rows_: list[list[float]] = []
+    n_lines = max(1, len(ctx.lines))
+    top_amount = max(ctx.amounts, default=0.0)
+    for p in pool:
+        if p.value is None:
+            rows_.append([1.0, tcode, n_same, float(ctx.fields[f.name].concept is not None)])
+            continue
+        v = p.value
+        ln = ctx.by_index[p.line]
+        left = _left_text(ctx, ln, v)
+        ab = ctx.above.get(ln.index)
+        hd = ctx.header.get(ln.index)
+        labs = [
+            _label_vector(ctx, f, p.label),
+            _label_vector(ctx, f, left),
+            _label_vector(ctx, f, ctx.by_index[ab].text if ab is not None else ""),
+            _label_vector(ctx, f, ctx.by_index[hd].text if hd is not None else ""),
+        ]
+        row = ctx.row_of.get(ln.index, [ln])
+        pos = [o.index for o in row].index(ln.index) if ln in row else 0
+        fonts = [w.font_size for w in ln.words if w.font_size]
+        digits = sum(c.isdigit() for c in v)
+        letters = sum(c.isalpha() for c in v)
+        amount = _amt(v) if f.type == "amount" else math.nan
+        date_rank = ctx.dates.index(v) if v in ctx.dates else math.nan
+        rows_.append(
+            [
+                0.0,
+                tcode,
+                n_same,
+                float(ctx.fields[f.name].concept is not None),
+                math.nan,  # group-level values are filled below
+                gmax,
+                math.nan,
+                p.prior,
+                p.prior_rank,
+                p.prior - gmax if priors and not math.isnan(p.prior) else math.nan,
+                float("prior" in p.sources),
+                float("hit" in p.sources),
+                float("pair" in p.sources),
+                float("mapper" in p.sources),
+                p.direction,
+                *(x for lab in labs for x in lab),
+                ln.bbox[0] - _left_edge(ctx, ln),
+                ln.bbox[1] - ctx.by_index[ab].bbox[3] if ab is not None else math.nan,
+                ln.bbox[1] - ctx.by_index[hd].bbox[3] if hd is not None else math.nan,
+                _type_fit(f, v),
+                float(len(v)),
+                float(len(v.split())),
+                digits / max(1, len(v)),
+                letters / max(1, len(v)),
+                len(v) / max(1, len(ln.text)),
+                float(ctx.text.count(v)),
+                ln.bbox[0],
+                ln.bbox[1],
+                ln.bbox[2],
+                float(ln.page),
+                ln.index / n_lines,
+                (ln.bbox[3] - ln.bbox[1]) / ctx.med_height,
+                median(fonts) / ctx.med_font if fonts and ctx.med_font else math.nan,
+                float(len(row)),
+                float(len(row) - 1 - pos),
+                sum(a <= amount for a in ctx.amounts) / max(1, len(ctx.amounts)),
+                float(top_amount > 0 and amount == top_amount),
+                date_rank,
+                float(len(ctx.dates)),
+                math.nan,
+            ]
+        )
+    width = len(FEATURES)
+    X = np.full((len(pool), width), np.nan)
+    for i, r in enumerate(rows_):
+        X[i, : len(r)] = r
+    label_cols = [FEATURES.index(f"{s}_cue") for s in _LABEL_SLOTS]
+    label_best = np.nanmax(np.where(np.isnan(X[:, label_cols]), -1.0, X[:, label_cols]), axis=1)
+    X[:, FEATURES.index("label_best")] = np.where(X[:, 0] == 1, np.nan, label_best)
+    X[:, FEATURES.index("n_cands")] = len(pool) - 1
+    X[:, FEATURES.index("group_max_prior")] = gmax
+    X[:, FEATURES.index("group_max_label")] = np.nanmax(label_best) if len(pool) > 1 else -1.0
+    return X
+
+
+def _left_edge(ctx: PageContext, ln: Line) -> float:
+    """Right edge of the nearest line left of ``ln`` on its row (or ``ln``'s own left)."""
+    left = [o.bbox[2] for o in ctx.row_of.get(ln.index, []) if o.bbox[2] <= ln.bbox[0] + 1e-6]
+    return max(left, default=ln.bbox[0])
+
+
+VOCABULARY_FEATURES: tuple[str, ...] = (
+    "field_has_concept",
+    *(f"{s}_{f}" for s in _LABEL_SLOTS for f in ("cue", "concept")),
+)
+"""Features that need the label vocabulary to know the field (its concept and cue table)."""
+
+
+def without_vocabulary(X: np.ndarray) -> np.ndarray:
+    """``X`` as it would look for a field the vocabulary does not know (training augmentation).
+
+    A field of an unseen schema has no concept and no cue-table phrases, so its rows carry
+    zeros there and only name/description similarity speaks for a label; training on such
+    copies teaches the ranker to read those fields too.
+
+    Examples
+    --------
+    >>> X = np.ones((2, len(FEATURES)))
+    >>> int(without_vocabulary(X)[:, FEATURES.index("left_concept")].sum())
+    0
+    """
+    out = np.array(X, dtype=float, copy=True)
+    cols = [FEATURES.index(n) for n in VOCABULARY_FEATURES]
+    out[:, cols] = np.where(np.isnan(out[:, cols]), np.nan, 0.0)
+    return out
