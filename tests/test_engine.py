@@ -402,3 +402,53 @@ def test_too_few_documents_for_the_split_is_a_clear_error():
     X, y, g, f, t = _table(n_docs=3)  # 3 documents: 0.6/0.2/0.2 leaves the calibration empty
     with pytest.raises(DatasetError, match="calibration split has no document"):
         ConfidenceEngine().fit(X, y, groups=g, fields=f, field_types=t)
+
+
+def test_shipped_model_scores_one_reading_records_with_the_library_mapper(tmp_path):
+    """Bring your own extraction: values + logprobs of one pipeline, no Mapper, the document."""
+    from confidence import load_document
+    from confidence.calls.second_reading import LIBRARY_MAPPER_NAME
+    from tests.fixtures.docs import make_invoice_pdf
+
+    spec = make_invoice_pdf(tmp_path / "inv.pdf")
+    doc = load_document(spec.path, doc_id="inv")
+    schema = Schema(
+        "invoice",
+        (
+            Field("invoice_number", "id", "Invoice number."),
+            Field("invoice_date", "date", "Date the invoice was issued."),
+            Field("subtotal", "amount", "Total before tax."),
+            Field("vat", "amount", "Tax amount."),
+            Field("total", "amount", "Total including tax."),
+        ),
+    )
+
+    def lp(v):
+        return {"value": v, "logprobs": [{"token": v, "logprob": -0.2}]}
+
+    record = {
+        "doc_id": "inv",
+        "fields": {
+            "invoice_number": lp("INV-2024-0042"),
+            "invoice_date": lp("15 March 2024"),
+            "subtotal": lp("649.50"),
+            "vat": lp("129.90"),
+            "total": lp("779.40"),
+        },
+    }
+    engine = ConfidenceEngine.load()
+    rows = engine.score([record], schema, documents={"inv": doc}, features=len(FEATURE_NAMES))
+    by = {r.field: r for r in rows}
+    assert all(r.status == "ok" and LIBRARY_MAPPER_NAME in r.llm for r in rows)
+    assert by["subtotal"].mapper_value == "649.50" and by["total"].value == "779.40"
+    for name in ("subtotal", "vat", "total"):
+        f = by[name].features
+        assert f["agree_both_present"] == 1.0 and f["agree_equal"] == 1.0
+        assert f["ocr_m_found"] == 1.0 and f["cons_h"] == 1.0 and f["cons_m"] == 1.0
+    # without the documents: one reading, no Mapper-based features
+    bare = {r.field: r for r in engine.score([record], schema, features=len(FEATURE_NAMES))}
+    assert bare["total"].mapper_value is None and LIBRARY_MAPPER_NAME not in bare["total"].llm
+    assert "agree_equal" not in bare["total"].features
+    # and with the documents but the library's Mapper turned off
+    off = engine.score([record], schema, documents={"inv": doc}, library_mapper=False)
+    assert all(r.mapper_value is None for r in off)

@@ -77,16 +77,19 @@ def make_cache(args):
     return DocumentCache(args.cache_dir, enabled=not args.no_cache)
 
 
-def load_table(args, datasets, *, readings: str = "recorded", use_documents: bool = True):
+def load_table(
+    args, datasets, *, readings: str = "recorded", use_documents: bool = True, runs=None
+):
     """Build the labelled table for ``args.runs`` over ``datasets``; prints what was skipped.
 
     ``readings`` as for :func:`~confidence.evaluation.table.build_table`; ``use_documents=False``
-    leaves the page out whatever ``--no-documents`` says.
+    leaves the page out whatever ``--no-documents`` says; ``runs`` (doc_id -> RunRecord) saves
+    reading ``args.runs`` again.
     """
     from confidence.evaluation.table import build_table
     from confidence.records import load_runs
 
-    runs = load_runs(args.runs)
+    runs = load_runs(args.runs) if runs is None else runs
     table = build_table(
         datasets,
         runs,

@@ -79,12 +79,15 @@ def run(args) -> int:
     check_guarantee_args(args)
     check_out(args.out, folder=True)
     datasets = open_datasets(args.datasets)
-    table = load_table(args, datasets)
+    from confidence.records import load_runs
+
+    runs = load_runs(args.runs)
+    table = load_table(args, datasets, runs=runs)
     extra = []
     if args.single_reading:
         extra = [
-            load_table(args, datasets, readings="library_mapper"),
-            load_table(args, datasets, readings="hunter_only", use_documents=False),
+            load_table(args, datasets, readings="library_mapper", runs=runs),
+            load_table(args, datasets, readings="hunter_only", use_documents=False, runs=runs),
         ]
     engine = fit_engine(
         table,
