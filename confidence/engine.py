@@ -48,7 +48,7 @@ from confidence.calibration import (
     evaluate_scores,
     make_calibrator,
 )
-from confidence.domain import DomainCheck, DomainReference, domain_columns
+from confidence.domain import DomainCheck, DomainReference, domain_columns, shift_warning
 from confidence.errors import DatasetError, ModelError
 from confidence.features.build import (
     FEATURE_NAMES,
@@ -417,6 +417,7 @@ class ConfidenceEngine(BaseEstimator):
         groups: Mapping[str, str | None] | None = None,
         on_shift: str = "warn",
         features: int = 0,
+        batch: tuple[float | None, bool] | None = None,
     ) -> list[FieldScore]:
         """Score, route and explain prepared :class:`~confidence.features.build.RecordRows`.
 
@@ -424,6 +425,9 @@ class ConfidenceEngine(BaseEstimator):
         ``on_shift="review"`` sends out-of-domain documents (every document of a shifted batch)
         to review (:func:`confidence.routing.overrides`); ``"warn"`` only warns. ``features=K``
         keeps each row's values of the :meth:`top_features` (NaN = missing left out).
+        ``batch=(batch_shift_p, shifted)`` is the batch verdict to use instead of the one of
+        these rows (a distributed job scores a slice of the batch: :mod:`confidence.ray`);
+        nothing is warned then.
         """
         check_is_fitted(self, "fusion_")
         n = len(rows)
@@ -437,13 +441,20 @@ class ConfidenceEngine(BaseEstimator):
         dom = self.check_domain(rows)
         per_doc = dom.per_document() if dom is not None else {}
         novelty = [per_doc.get(d, (None, None)) for d in rows.doc_ids]
+        if batch is None:
+            batch = (dom.batch_p, dom.shifted) if dom is not None else (None, False)
+            if dom is not None and dom.shifted:
+                warnings.warn(
+                    shift_warning(dom.share_novel, len(dom.doc_ids), dom.batch_p), stacklevel=3
+                )
+        batch_p, shifted = batch
         forced = overrides(
             rows.values,
             rows.fields,
             novelty_p=[p for p, _ in novelty],
             out_of_domain=[o for _, o in novelty],
-            batch_shift_p=dom.batch_p if dom is not None else None,
-            batch_shifted=dom is not None and dom.shifted,
+            batch_shift_p=batch_p,
+            batch_shifted=shifted,
             on_shift=on_shift,
         )
         why: list[list[str]] = [[] for _ in range(n)]
@@ -457,13 +468,6 @@ class ConfidenceEngine(BaseEstimator):
             if reason is not None and dec[i] == "accept":
                 dec[i] = "review"
                 why[i] = [reason]
-        if dom is not None and dom.shifted:
-            warnings.warn(
-                f"{dom.share_novel:.0%} of the {len(dom.doc_ids)} documents are unlike the "
-                f"calibration documents (shift p={dom.batch_p:.2g}): the thresholds' guarantee "
-                "may not hold for this batch; re-tune on labelled documents of this domain",
-                stacklevel=3,
-            )
         dec, why = guard_instructions(dec, why, rows.instructions)
         prints = self.fingerprints()
         top = [(n, FEATURE_NAMES.index(n)) for n in self.top_features(features)] if features else []
@@ -492,7 +496,7 @@ class ConfidenceEngine(BaseEstimator):
                 group=group[i],
                 novelty_p=novelty[i][0],
                 out_of_domain=novelty[i][1],
-                batch_shift_p=dom.batch_p if dom is not None else None,
+                batch_shift_p=batch_p,
                 features={n: float(rows.X[i, j]) for n, j in top if np.isfinite(rows.X[i, j])}
                 if top
                 else None,
@@ -511,6 +515,7 @@ class ConfidenceEngine(BaseEstimator):
         meta: Mapping[str, Mapping[str, Any]] | None = None,
         on_shift: str = "warn",
         features: int = 0,
+        batch: tuple[float | None, bool] | None = None,
     ) -> list[FieldScore]:
         """Score recorded or third-party extractions: RunRecords, ``runs.jsonl`` dicts or dicts
         ``{"doc_id", "fields": {name: value}}``.
@@ -522,8 +527,8 @@ class ConfidenceEngine(BaseEstimator):
         ``meta`` (doc_id -> ``labels.jsonl`` metadata) gives the groups of thresholds tuned with
         ``--groups meta.KEY`` or ``language``; ``source`` and ``quality`` groups come from the
         documents.
-        ``on_shift`` and ``features`` as for :meth:`score_rows`; each row's ``llm`` names the
-        models of its document's readings.
+        ``on_shift``, ``features`` and ``batch`` as for :meth:`score_rows`; each row's ``llm``
+        names the models of its document's readings.
 
         Examples
         --------
@@ -539,7 +544,7 @@ class ConfidenceEngine(BaseEstimator):
         groups = self.groups_of([r.doc_id for r in recs], docs, meta)
         rows = record_rows(recs, schema, docs)
         scores = self.score_rows(
-            rows, explain=explain, groups=groups, on_shift=on_shift, features=features
+            rows, explain=explain, groups=groups, on_shift=on_shift, features=features, batch=batch
         )
         llm = {r.doc_id: _llm_of(r) for r in recs}
         return [replace(s, llm=llm.get(s.doc_id, "")) for s in scores]
