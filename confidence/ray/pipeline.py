@@ -95,11 +95,12 @@ def _scan(parts: Path) -> tuple[dict[str, dict[str, Any]], int]:
         for b in pq.ParquetFile(f).iter_batches(columns=cols):
             for r in b.to_pylist():
                 d = docs.get(r["doc_id"])
-                if d is None or r["_run"] > d["run"]:
+                if d is None or r["_run"] > d["run"]:  # a later run replaces the document
                     d = docs[r["doc_id"]] = {
                         "run": r["_run"], "status": r["status"], "error": r["error"],
                         "p": r["novelty_p"], "ood": bool(r["out_of_domain"]),
-                        "through": bool(r["straight_through"]), "n": 0, "acc": 0, "runs": set(),
+                        "through": bool(r["straight_through"]), "n": 0, "acc": 0,
+                        "runs": d["runs"] if d is not None else set(),
                     }  # fmt: skip
                 elif r["_run"] < d["run"]:
                     d["runs"].add(r["_run"])
