@@ -43,6 +43,10 @@ class RayJob:
     batch_shift_p: float | None = None
     shifted: bool = False
 
+    def dataset(self):
+        """The rows written, as a ``ray.data.Dataset`` (read from the Parquet files of ``out``)."""
+        return require_ray().data.read_parquet(str(self.out), file_extensions=["parquet"])
+
     def summary(self) -> str:
         """The summary line of ``extractconf score``."""
         n_partial = sum(s == "partial" for s, _ in self.status.values())
@@ -200,20 +204,28 @@ def score_documents(
 ) -> RayJob:
     """Ingest, extract and score documents on Ray into the folder ``out`` (resumable).
 
-    ``items`` are paths or dicts ``{"doc_id", "path", "problem", "meta"}`` (see
+    ``items`` are paths, dicts ``{"doc_id", "path", "problem", "meta"}``, or a
+    ``ray.data.Dataset`` of such rows (``bytes`` instead of a readable ``path`` too; see
     :mod:`confidence.ray.stages`); ``llm`` as for :func:`~confidence.ray.stages.extract`;
     ``score_kw`` (``model``, ``thresholds``, ``explain``, ``on_shift``, ``features``) as for
     :func:`~confidence.ray.stages.score`. Ray must be running (:func:`~confidence.ray.init_ray`).
+    :meth:`RayJob.dataset` gives the rows written as a ``ray.data.Dataset``.
     """
     ray = require_ray()
     out, parts, done, run = _prepare(out)
-    items = [
-        it if isinstance(it, dict) else {"doc_id": Path(it).stem, "path": str(it)} for it in items
-    ]
-    todo = [it for it in items if done.get(it["doc_id"], {}).get("status") != "ok"]
+    ok = {d for d, v in done.items() if v["status"] == "ok"}
+    if isinstance(items, ray.data.Dataset):
+        src, n_skipped = items.filter(lambda r: r["doc_id"] not in ok), len(ok)
+    else:
+        items = [
+            it if isinstance(it, dict) else {"doc_id": Path(it).stem, "path": str(it)}
+            for it in items
+        ]
+        todo = [it for it in items if it["doc_id"] not in ok]
+        src, n_skipped = (_items_ds(ray, todo) if todo else None), len(items) - len(todo)
     cpus = _cpus(ray)
-    if todo:
-        ds = ingest(_items_ds(ray, todo), cache_dir=cache_dir, use_cache=use_cache)
+    if src is not None:
+        ds = ingest(src, cache_dir=cache_dir, use_cache=use_cache)
         remote = isinstance(llm, str) and llm.startswith(("http://", "https://", "openai:"))
         ds = extract(
             ds, schema, llm=llm, llm_options=llm_options, doc_timeout=doc_timeout,
@@ -223,7 +235,7 @@ def score_documents(
         _score_and_write(ds, schema, parts, run, documents=documents, actors=(1, cpus),
                          num_cpus=0.25, batch_size=16, **_options(score_kw))  # fmt: skip
     return _finish(ray, out, parts, _engine_domain(score_kw.get("model")),
-                   score_kw.get("on_shift", "warn"), len(items) - len(todo))  # fmt: skip
+                   score_kw.get("on_shift", "warn"), n_skipped)  # fmt: skip
 
 
 def _read_runs(batch, *, files: list[str], items: dict[str, Any], skip: set[str], size: int):

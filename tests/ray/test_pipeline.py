@@ -63,19 +63,27 @@ def _same(a: dict, b: dict) -> list[str]:
     return diff
 
 
-def test_ray_rows_equal_single_process_rows(local_ray, batch, capsys):
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--on-shift", "review", "--features", "3", "--no-documents"]],
+    ids=["documents", "runs-only-on-shift-review-features"],
+)
+def test_ray_rows_equal_single_process_rows(local_ray, batch, extra, capsys):
     root, files, runs, schema = batch
-    common = ["--runs", str(runs), "--schema", str(schema), "--no-cache", "--quiet"]
-    single = root / "single.jsonl"
-    assert main(["score", *map(str, files), "--out", str(single), *common]) == 1
+    common = ["--runs", str(runs), "--schema", str(schema), "--no-cache", "--quiet", *extra]
+    name = "-".join(extra) or "default"
+    bad = set() if "--no-documents" in extra else set(BAD)  # unread files: scored from runs
+    single = root / f"single{name}.jsonl"
+    assert main(["score", *map(str, files), "--out", str(single), *common]) == int(bool(bad))
     capsys.readouterr()
-    out = root / "ray-out"
+    out = root / f"ray-out{name}"
     rc = main(["score", *map(str, files), "--out", str(out), "--engine", "ray", *common])
-    assert rc == 1  # three documents failed, the batch carried on
+    assert rc == int(bool(bad))  # the bad documents failed, the batch carried on
     io = capsys.readouterr()
-    assert "scored 12 documents, 60 fields" in io.out and "3 failed" in io.out
-    for name in BAD:
-        assert f"{name}: error: " in io.err
+    assert "scored 12 documents, 60 fields" in io.out
+    assert (f"{len(bad)} failed" in io.out) == bool(bad)
+    for d in bad:
+        assert f"{d}: error: " in io.err
     want = {(r["doc_id"], r["field"]): r for r in map(json.loads, single.open())}
     got = _rows(out)
     assert set(got) == set(want) and len(got) == 12 * 5
@@ -83,11 +91,16 @@ def test_ray_rows_equal_single_process_rows(local_ray, batch, capsys):
         assert list(row) == [c for c in got[key] if c in row]  # same columns, same order
         assert _same(row, got[key]) == [], key
     errors = {d for (d, _), r in got.items() if r["status"] == "error"}
-    assert errors == set(BAD)
-    assert all(got[(d, "total")]["error"] for d in BAD)
+    assert errors == bad
+    assert all(got[(d, "total")]["error"] for d in bad)
     scans = {d for d, _ in got if d.startswith("scan-")}
     assert len(scans) == 3 and all(got[(d, "total")]["status"] == "ok" for d in scans)
     assert any(r["confidence"] is not None for r in got.values())
+    if extra:  # the batch is shifted: with --on-shift review every field goes to review
+        assert got[("d000", "total")]["batch_shift_p"] < 0.01
+        assert all(r["decision"] == "review" for r in got.values())
+        assert any("batch unlike" in "".join(r["reasons"]) for r in got.values())
+        assert any(c.startswith("feature.") for c in got[("d000", "total")])
 
 
 def test_worker_killed_mid_run_loses_and_duplicates_nothing(local_ray, batch, tmp_path):
@@ -107,6 +120,7 @@ def test_worker_killed_mid_run_loses_and_duplicates_nothing(local_ray, batch, tm
     assert {d for d, _ in rows} == {f.stem for f in good}
     assert len(rows) == len(good) * 5 and len(job.status) == len(good)
     assert all(r["status"] == "ok" and r["llm"] == "first-option" for r in rows.values())
+    assert job.dataset().count() == len(rows)  # Ray reads the rows, not the parts beside them
 
 
 def test_resume_skips_documents_already_written(local_ray, batch, tmp_path):
