@@ -323,11 +323,14 @@ def run(args) -> int:
 def _run_ray(args) -> int:
     """``--engine ray``: the same job through :mod:`confidence.ray`, into the folder ``--out``."""
     from confidence.engine import ConfidenceEngine
-    from confidence.errors import DatasetError
+    from confidence.errors import DatasetError, ExtractConfError
     from confidence.ray import init_ray, require_ray, score_documents, score_runs
     from confidence.schema import Schema
 
-    require_ray()
+    try:
+        require_ray()
+    except ImportError as e:
+        raise ExtractConfError(f"--engine ray: {e}") from None
     check_out(args.out, folder=True)
     if not args.runs:
         llm_options(args)
