@@ -211,8 +211,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if args.skip != "ingest":
             res["ingest"] = bench_ingest(Path(tmp), args.pages)
+            _write(res, args.out)  # each part is kept as soon as it is measured
         if args.skip != "scoring":
             res["scoring"] = bench_scoring(Path(tmp), args.fields)
+    _write(res, args.out)
+    print(json.dumps({k: v for k, v in res.items() if k.startswith("summary")}, indent=2))
+
+
+def _write(res: dict, out: str) -> None:
     if "scoring" in res:
         sizes = list(res["scoring"]["sizes"].values())
         res["summary_scoring"] = {
@@ -228,9 +234,8 @@ def main() -> None:
             "ray_2cpu_vs_pool2": res["ingest"]["ray_2cpu_vs_pool2"],
             "goal_overhead": 1.15,
         }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(res, indent=2) + "\n")
-    print(json.dumps({k: v for k, v in res.items() if k.startswith("summary")}, indent=2))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(res, indent=2) + "\n")
 
 
 if __name__ == "__main__":

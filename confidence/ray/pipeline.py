@@ -163,8 +163,8 @@ def _finish(ray, out: Path, parts: Path, engine_domain, on_shift: str, n_skipped
 
 def _score_and_write(ds, schema, parts: Path, run: int, **score_kw) -> None:
     ds = score_stage(ds, schema, **score_kw)
-    ds = ds.map_batches(
-        _write_part, batch_size=None, batch_format="pyarrow",
+    ds = ds.map_batches(  # file writes: no CPU reserved, so they never wait behind the actors
+        _write_part, batch_size=None, batch_format="pyarrow", num_cpus=0,
         fn_kwargs={"parts": str(parts), "run": run},
     )  # fmt: skip
     for _ in ds.iter_batches(batch_size=None):  # run the job; the rows are in the parts
@@ -319,10 +319,12 @@ def score_runs(
         if it["doc_id"] not in skip
     }
     cpus = _cpus(ray)
-    kw = dict(runs=True, documents=documents, actors=(1, cpus), **_options(score_kw))
+    # without ingestion the scorers get every CPU; with it, half a CPU each beside the OCR tasks
+    actors = (1, cpus) if documents else (cpus, cpus)
+    kw = dict(runs=True, documents=documents, actors=actors, **_options(score_kw))
     if index:
         src = ray.data.from_items([{"n": 0}]).map_batches(
-            _read_runs, batch_size=None, batch_format="pyarrow",
+            _read_runs, batch_size=None, batch_format="pyarrow", num_cpus=0,  # a light reader
             fn_kwargs={"files": [str(r) for r in runs], "items": index, "skip": skip,
                        "size": 64},
         )  # fmt: skip

@@ -32,7 +32,7 @@ from typing import Any
 
 from confidence.readings import RunRecord
 from confidence.routing import SHIFTED_BATCH
-from confidence.scores import SCORED_COLUMNS
+from confidence.scores import FEATURE_PREFIX, SCORED_COLUMNS
 
 # Fault tolerance is Ray Data's default, relied on here: an actor that dies is restarted and its
 # batch retried (max_restarts=-1, max_task_retries=-1), a task that dies is retried
@@ -244,11 +244,15 @@ class _Scorer:
             d["straight_through"] = through[s.doc_id]
             d["_shift"] = sh
             out.append(d)
-        return scored_table(out)
+        top = self.engine.top_features(opts["features"]) if opts["features"] else []
+        return scored_table(out, top)
 
 
-def scored_table(rows: list[dict[str, Any]]):
-    """Scored rows as an Arrow table with fixed column types (empty batches included)."""
+def scored_table(rows: list[dict[str, Any]], features: list[str] = ()):
+    """Scored rows as an Arrow table with fixed columns and types, the same in every batch:
+    :data:`~confidence.scores.SCORED_COLUMNS`, one ``feature.<name>`` per name of ``features``
+    (the engine's top features), ``straight_through`` (the single-process order), then the
+    private columns the rows carry."""
     import pyarrow as pa
 
     types = {
@@ -262,7 +266,7 @@ def scored_table(rows: list[dict[str, Any]]):
         "_shift": pa.list_(pa.string()),
         "_run": pa.int64(),
     }
-    cols = [*SCORED_COLUMNS, "straight_through"]
+    cols = [*SCORED_COLUMNS, *(FEATURE_PREFIX + n for n in features), "straight_through"]
     for r in rows:
         cols.extend(k for k in r if k not in cols)
     schema = pa.schema(
