@@ -253,9 +253,11 @@ def _read_runs(batch, *, files: list[str], items: dict[str, Any], skip: set[str]
                 if not line.strip():
                     continue
                 doc_id = _line_id(line)
+                if not line.endswith("\n") and not _is_json(line):
+                    # the last line cut short by a writer killed mid-line: skipped, as read_runs
+                    warnings.warn(f"{f}: line {i} is cut short; skipped", stacklevel=2)
+                    continue
                 if doc_id is None:
-                    if not line.endswith("\n"):  # a writer killed mid-line: as read_runs
-                        warnings.warn(f"{f}: line {i} is cut short; skipped", stacklevel=2)
                     continue
                 if last.get(doc_id) != i or doc_id in seen or doc_id in skip or doc_id not in items:
                     continue
@@ -266,6 +268,14 @@ def _read_runs(batch, *, files: list[str], items: dict[str, Any], skip: set[str]
                     rows = []
     if rows:
         yield pa.Table.from_pylist(rows)
+
+
+def _is_json(line: str) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 def _line_id(line: str) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytest.importorskip("pyarrow")
@@ -66,3 +68,19 @@ def test_a_shifted_batch_sends_to_review_only_with_on_shift_review():
     ]
     assert out["straight_through"].to_pylist() == [False] * 3
     assert "_shift" not in out.column_names
+
+
+def test_runs_reader_later_lines_and_files_win_and_a_cut_line_is_skipped(tmp_path):
+    from confidence.ray.pipeline import _read_runs
+
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    one.write_text('{"doc_id": "a", "v": 1}\n{"doc_id": "b", "v": 1}\n')
+    two.write_text('{"doc_id": "b", "v": 2}\n{"doc_id": "c", "v": 1}\n{"doc_id": "c", "v": 2}\n'
+                   '{"doc_id": "d", "v": ')  # fmt: skip
+    items = {d: {"path": f"{d}.pdf", "problem": None, "meta": None} for d in "abcd"}
+    with pytest.warns(UserWarning, match="cut short"):
+        tables = list(_read_runs(None, files=[str(one), str(two)], items=items, skip={"a"}, size=2))
+    rows = [r for t in tables for r in t.to_pylist()]
+    got = {r["doc_id"]: json.loads(r["run"])["v"] for r in rows}
+    assert got == {"b": 2, "c": 2}  # a: already scored; d: cut short (then "not in --runs")
+    assert all(r["path"] == f"{r['doc_id']}.pdf" for r in rows)
