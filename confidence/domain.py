@@ -94,8 +94,8 @@ def shift_warning(share_novel: float, n_documents: int, batch_p: float) -> str:
 
     Examples
     --------
-    >>> shift_warning(0.5, 10, 0.001)[:48]
-    '50% of the 10 documents are unlike the calibratio'
+    >>> shift_warning(0.5, 10, 0.001).split(":")[0]
+    '50% of the 10 documents are unlike the calibration documents (shift p=0.001)'
     """
     return (
         f"{share_novel:.0%} of the {n_documents} documents are unlike the calibration documents "
