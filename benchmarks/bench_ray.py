@@ -120,8 +120,8 @@ def run_child(args: list[str]) -> dict:
     return out
 
 
-def bench_scoring(tmp: Path, n_fields: int) -> dict:
-    res: dict = {"sizes": {}}
+def bench_scoring(tmp: Path, n_fields: int, res: dict | None = None, save=None) -> dict:
+    res = res if res is not None else {"sizes": {}}
     for size in (n_fields // 4, n_fields):
         ds, runs, n_docs = make_runs_dataset(tmp / f"s{size}", size)
         single = run_child(["single", str(ds), str(runs), str(tmp / f"single{size}.jsonl")])
@@ -137,6 +137,8 @@ def bench_scoring(tmp: Path, n_fields: int) -> dict:
             "throughput_ratio": round(single["seconds"] / ray["seconds"], 3),
         }
         res["sizes"][str(n)] = row
+        if save is not None:  # each size is kept as soon as it is measured
+            save()
         print(
             f"  scoring {n:>8} fields: single {single['seconds']:7.1f}s "
             f"({single['driver_rss_mb']:.0f} MB)  ray {ray['seconds']:7.1f}s "
@@ -213,7 +215,8 @@ def main() -> None:
             res["ingest"] = bench_ingest(Path(tmp), args.pages)
             _write(res, args.out)  # each part is kept as soon as it is measured
         if args.skip != "scoring":
-            res["scoring"] = bench_scoring(Path(tmp), args.fields)
+            res["scoring"] = {"sizes": {}}
+            bench_scoring(Path(tmp), args.fields, res["scoring"], lambda: _write(res, args.out))
     _write(res, args.out)
     print(json.dumps({k: v for k, v in res.items() if k.startswith("summary")}, indent=2))
 
