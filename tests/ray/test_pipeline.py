@@ -27,13 +27,18 @@ def local_ray():
     import ray
 
     # workers import tests.fixtures (the dying LLM stand-in) from the repository
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p
-    )
-    assert init_ray(None, 2, quiet=True)
-    assert ray.available_resources().get("CPU", 0) <= 2
-    yield ray
-    ray.shutdown()
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), before) if p)
+    try:
+        assert init_ray(None, 2, quiet=True)
+        assert ray.available_resources().get("CPU", 0) <= 2
+        yield ray
+    finally:
+        ray.shutdown()
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
 
 
 @pytest.fixture(scope="module")
