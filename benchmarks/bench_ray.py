@@ -203,10 +203,18 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--fields", type=int, default=1_000_000)
     p.add_argument("--pages", type=int, default=40)
-    p.add_argument("--skip", choices=("scoring", "ingest"), default=None)
+    p.add_argument(
+        "--skip",
+        choices=("scoring", "ingest"),
+        default=None,
+        help="measure only the other part (the skipped one is kept from --out)",
+    )
     p.add_argument("--out", default=str(HERE / "results" / "ray.json"))
     args = p.parse_args()
-    res: dict = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
+    res: dict = {}
+    if args.skip and Path(args.out).is_file():  # keep the part measured by an earlier run
+        res = {k: v for k, v in json.loads(Path(args.out).read_text()).items() if args.skip in k}
+    res["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     import ray
 
     res["machine"]["ray"] = ray.__version__
