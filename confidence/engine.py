@@ -60,7 +60,7 @@ from confidence.calls.second_reading import (
     LIBRARY_MAPPER_NAME,
     add_library_mapper,
 )
-from confidence.domain import DomainCheck, DomainReference, domain_columns
+from confidence.domain import DomainCheck, DomainReference, domain_columns, shift_warning
 from confidence.errors import DatasetError, ModelError
 from confidence.features.build import (
     FEATURE_NAMES,
@@ -463,6 +463,7 @@ class ConfidenceEngine(BaseEstimator):
         features: int = 0,
         audit_rate: float = 0.0,
         audit_seed: int = 0,
+        batch: tuple[float | None, bool] | None = None,
     ) -> list[FieldScore]:
         """Score, route and explain prepared :class:`~confidence.features.build.RecordRows`.
 
@@ -473,6 +474,9 @@ class ConfidenceEngine(BaseEstimator):
         ``audit_rate`` sends that share of the accepted fields to review as well, marked
         ``audit`` (a seeded hash of doc_id and field decides, :mod:`confidence.audit`); every
         row records its ``p_sample``.
+        ``batch=(batch_shift_p, shifted)`` is the batch verdict to use instead of the one of
+        these rows (a distributed job scores a slice of the batch: :mod:`confidence.ray`);
+        nothing is warned then.
         """
         check_is_fitted(self, "fusion_")
         audit_rate = check_audit_rate(audit_rate)
@@ -487,13 +491,20 @@ class ConfidenceEngine(BaseEstimator):
         dom = self.check_domain(rows)
         per_doc = dom.per_document() if dom is not None else {}
         novelty = [per_doc.get(d, (None, None)) for d in rows.doc_ids]
+        if batch is None:
+            batch = (dom.batch_p, dom.shifted) if dom is not None else (None, False)
+            if dom is not None and dom.shifted:
+                warnings.warn(
+                    shift_warning(dom.share_novel, len(dom.doc_ids), dom.batch_p), stacklevel=3
+                )
+        batch_p, shifted = batch
         forced = overrides(
             rows.values,
             rows.fields,
             novelty_p=[p for p, _ in novelty],
             out_of_domain=[o for _, o in novelty],
-            batch_shift_p=dom.batch_p if dom is not None else None,
-            batch_shifted=dom is not None and dom.shifted,
+            batch_shift_p=batch_p,
+            batch_shifted=shifted,
             on_shift=on_shift,
         )
         why: list[list[str]] = [[] for _ in range(n)]
@@ -507,13 +518,6 @@ class ConfidenceEngine(BaseEstimator):
             if reason is not None and dec[i] == "accept":
                 dec[i] = "review"
                 why[i] = [reason]
-        if dom is not None and dom.shifted:
-            warnings.warn(
-                f"{dom.share_novel:.0%} of the {len(dom.doc_ids)} documents are unlike the "
-                f"calibration documents (shift p={dom.batch_p:.2g}): the thresholds' guarantee "
-                "may not hold for this batch; re-tune on labelled documents of this domain",
-                stacklevel=3,
-            )
         dec, why = guard_instructions(dec, why, rows.instructions)
         p_sample = sampling_probs(dec, rate=audit_rate)
         audited = audit_mask(dec, audit_uniforms(rows.doc_ids, rows.fields, seed=audit_seed),
@@ -548,7 +552,7 @@ class ConfidenceEngine(BaseEstimator):
                 group=group[i],
                 novelty_p=novelty[i][0],
                 out_of_domain=novelty[i][1],
-                batch_shift_p=dom.batch_p if dom is not None else None,
+                batch_shift_p=batch_p,
                 audit=bool(audited[i]),
                 p_sample=float(p_sample[i]),
                 audit_rate=audit_rate,
@@ -573,6 +577,7 @@ class ConfidenceEngine(BaseEstimator):
         audit_rate: float = 0.0,
         audit_seed: int = 0,
         library_mapper: bool = True,
+        batch: tuple[float | None, bool] | None = None,
     ) -> list[FieldScore]:
         """Score recorded or third-party extractions: RunRecords, ``runs.jsonl`` dicts or dicts
         ``{"doc_id", "fields": {name: value}}``.
@@ -584,7 +589,7 @@ class ConfidenceEngine(BaseEstimator):
         ``meta`` (doc_id -> ``labels.jsonl`` metadata) gives the groups of thresholds tuned with
         ``--groups meta.KEY`` or ``language``; ``source`` and ``quality`` groups come from the
         documents.
-        ``on_shift``, ``features``, ``audit_rate`` and ``audit_seed`` as for
+        ``on_shift``, ``features``, ``batch``, ``audit_rate`` and ``audit_seed`` as for
         :meth:`score_rows`; each row's ``llm`` names the models of its document's readings.
 
         A record with one reading (no Mapper) whose document is given gets the library's own
@@ -616,6 +621,7 @@ class ConfidenceEngine(BaseEstimator):
             features=features,
             audit_rate=audit_rate,
             audit_seed=audit_seed,
+            batch=batch,
         )
         llm = {r.doc_id: _llm_of(r) for r in recs}
         return [replace(s, llm=llm.get(s.doc_id, "")) for s in scores]

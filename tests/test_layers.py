@@ -35,7 +35,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("confidence.calibration", "confidence.fusion", "confidence.sampling", "confidence.domain"),
     ("confidence.routing", "confidence.scores", "confidence.output", "confidence.audit"),
     ("confidence.engine",),
-    ("confidence.evaluation", "confidence.monitoring"),
+    # confidence.ray runs the engine's stages on Ray Data (the CLI above it calls it)
+    ("confidence.evaluation", "confidence.monitoring", "confidence.ray"),
     ("confidence.report",),
     # the review app reads scored rows and documents; feedback reads its log
     ("confidence.review",),

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
 
-from confidence.cli._args import check_out
+from confidence.cli._args import check_out, positive_int
 from confidence.cli._engine_common import add_document_args, add_model_arg
 from confidence.cli._llm_args import add_llm_args, llm_options, make_llm
 
@@ -53,6 +54,13 @@ With thresholds from `tune --groups KEY`, each document's group is computed as t
 input) and its (field, group) threshold applies when certified (threshold_source=group), else
 field -> type -> global. Format by suffix: .jsonl, .csv, .parquet.
 
+--engine ray runs the same job on Ray Data (pip install 'extractconf[ray]'): ingestion in CPU
+tasks, the LLM in an actor pool (--llm-concurrency requests in flight per actor for a remote
+endpoint), scoring in an actor pool. Without --ray-address it starts an embedded local Ray with
+--num-cpus CPUs (no dashboard); --ray-address auto or ray://HOST:10001 joins a cluster. --out is
+then a folder of Parquet files (the same rows and columns); running the same command again on
+it skips the documents already scored ok, so a killed job resumes. See docs/scale.md.
+
 examples:
   extractconf score invoices/*.pdf --out scored.csv --llm local
   extractconf score data/synth-test --runs runs/test.jsonl --out scored.jsonl
@@ -60,6 +68,8 @@ examples:
   extractconf score scans/ --schema schema.json --llm http://localhost:8000/v1 \\
       --llm-model smollm2 --llm-timeout 20 --doc-timeout 120 \\
       --model models/mine --thresholds thresholds.json --out scored.parquet
+  extractconf score data/synth-test --runs runs/test.jsonl --out scored/ --engine ray \
+      --num-cpus 2
 """
 
 _SUFFIXES = {".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp"}
@@ -74,7 +84,9 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("inputs", nargs="+", metavar="FILES_OR_DATASET")
-    p.add_argument("--out", required=True, help="scored.jsonl / .csv / .parquet")
+    p.add_argument(
+        "--out", required=True, help="scored.jsonl / .csv / .parquet (a folder with --engine ray)"
+    )
     add_llm_args(p)
     add_model_arg(p)
     p.add_argument("--thresholds", default=None, help="thresholds.json from `extractconf tune`")
@@ -110,6 +122,29 @@ def register(subparsers) -> None:
         help="also write the K most used fused features (for `extractconf monitor`)",
     )
     add_document_args(p)
+    g = p.add_argument_group("Ray")
+    g.add_argument(
+        "--engine",
+        choices=("process", "ray"),
+        default="process",
+        help="process: this machine (default); ray: Ray Data, one machine or a cluster",
+    )
+    g.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="auto|ray://HOST:PORT",
+        help="join a running Ray cluster (default: start an embedded local Ray)",
+    )
+    g.add_argument(
+        "--num-cpus", type=positive_int, default=None, help="CPUs of the embedded Ray (default all)"
+    )
+    g.add_argument(
+        "--llm-concurrency",
+        type=positive_int,
+        default=1,
+        metavar="K",
+        help="LLM requests in flight per Ray actor (remote endpoints; default 1)",
+    )
     p.set_defaults(func=run)
 
 
@@ -207,6 +242,10 @@ def run(args) -> int:
     from confidence.routing import straight_through
     from confidence.schema import Schema
 
+    if args.engine == "ray":
+        return _run_ray(args)
+    if args.ray_address or args.num_cpus or args.llm_concurrency != 1:
+        raise DatasetError("--ray-address, --num-cpus, --llm-concurrency: only with --engine ray")
     output_format(args.out)
     check_out(args.out)
     if not 0.0 <= args.audit_rate <= 1.0:
@@ -308,3 +347,80 @@ def run(args) -> int:
         print(f"{n_ood}/{len(through)} documents out of domain (novelty p < the model's level)")
     print(f"wrote {args.out}")
     return 1 if n_partial or n_failed else 0
+
+
+def _run_ray(args) -> int:
+    """``--engine ray``: the same job through :mod:`confidence.ray`, into the folder ``--out``."""
+    from confidence.engine import ConfidenceEngine
+    from confidence.errors import DatasetError, ExtractConfError
+    from confidence.ray import init_ray, require_ray, score_documents, score_runs
+    from confidence.schema import Schema
+
+    try:
+        require_ray()
+    except ImportError as e:
+        raise ExtractConfError(f"--engine ray: {e}") from None
+    check_out(args.out, folder=True)
+    if not args.runs:
+        llm_options(args)
+    if args.ray_address and args.num_cpus:
+        raise DatasetError("--num-cpus: only for the embedded Ray (the cluster has its own CPUs)")
+    engine = ConfidenceEngine.load(None if args.model in (None, "default") else args.model)
+    ds_schema, items = _inputs(args)
+    schema = Schema.load(args.schema) if args.schema else ds_schema or _model_schema(args, engine)
+    if schema is None:
+        raise DatasetError("no schema: pass --schema schema.json (or score a dataset folder)")
+    del engine
+    meta = _meta(args.inputs)
+    rows = [
+        {
+            "doc_id": d,
+            "path": str(p),
+            "problem": problem,
+            "meta": json.dumps(meta[d], default=str) if meta.get(d) else None,
+        }
+        for d, p, problem in items
+    ]
+    kw = {
+        "model": None if args.model in (None, "default") else args.model,
+        "thresholds": args.thresholds,
+        "explain": not args.no_reasons,
+        "on_shift": args.on_shift,
+        "features": args.features,
+        "cache_dir": args.cache_dir,
+        "use_cache": not args.no_cache,
+    }
+    started = init_ray(args.ray_address, args.num_cpus, quiet=args.quiet)
+    try:
+        if args.runs:
+            job = score_runs(
+                rows, args.runs, schema, args.out, documents=not args.no_documents, **kw
+            )
+        else:
+            job = score_documents(
+                rows,
+                schema,
+                args.out,
+                llm=args.llm,
+                llm_options={"model": args.llm_model, **llm_options(args)},
+                doc_timeout=args.doc_timeout,
+                llm_concurrency=args.llm_concurrency,
+                documents=not args.no_documents,
+                **kw,
+            )
+    finally:
+        if started:
+            require_ray().shutdown()
+    for doc_id, (st, why) in job.status.items():
+        if st != "ok":
+            print(f"{doc_id}: {st}: {why}", file=sys.stderr)
+    if job.n_skipped:
+        print(f"{job.n_skipped} documents already scored in {args.out}: skipped")
+    print(job.summary())
+    if job.n_out_of_domain:
+        print(
+            f"{job.n_out_of_domain}/{len(job.status)} documents out of domain "
+            "(novelty p < the model's level)"
+        )
+    print(f"wrote {args.out}")
+    return 1 if any(st != "ok" for st, _ in job.status.values()) else 0

@@ -1,0 +1,258 @@
+"""Ray Data benchmark: ``extractconf score --engine ray`` against the single-process path.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_ray.py [--fields 1000000] [--pages 40]
+
+1. Scoring recorded runs (``--no-documents --no-reasons``): the committed runs
+   ``scripts/default_runs.jsonl.xz`` (600 invoices, 21 fields each) are repeated under new doc_ids
+   until ``--fields`` fields, in a dataset folder of labels without files. What the
+   single-process ``extractconf score`` does (``load_runs``, ``ConfidenceEngine.score``,
+   ``write_rows``) and what ``--engine ray --num-cpus 2`` does (``confidence.ray.score_runs``)
+   run the same job in fresh processes;
+   reported: wall time, throughput ratio (goal >= 1.7x) and the driver's peak RSS at ``--fields``
+   and a quarter of it (goal: flat in the number of fields, the rows are streamed).
+2. OCR ingestion of ``--pages`` synthetic scans (``extractconf synth --scan-ratio 1.0``), no
+   cache: the Ray ``ingest`` stage on 1 and on 2 CPUs (goal >= 1.7x) and ``load_many(n_jobs=2)``,
+   the process pool of ``--n-jobs 2`` (goal: Ray within 1.15x of it). Ray's start-up is timed
+   apart.
+
+All numbers come from one run on the same machine; it is shared, so the load average before
+and after each measurement is recorded with it. Writes ``benchmarks/results/ray.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+
+HERE = Path(__file__).resolve().parent
+RUNS = HERE.parent / "scripts" / "default_runs.jsonl.xz"
+SCHEMA = HERE.parent / "confidence" / "models" / "default" / "schema.json"
+
+
+def make_runs_dataset(folder: Path, n_fields: int) -> tuple[Path, Path, int]:
+    """(dataset folder, runs.jsonl, n_docs): the committed runs repeated under new doc_ids."""
+    with lzma.open(RUNS, "rt", encoding="utf-8") as fh:
+        base = [json.loads(line) for line in fh if line.strip()]
+    n_fields_per = len(json.loads(SCHEMA.read_text())["fields"])
+    n_docs = -(-n_fields // n_fields_per)
+    templates = []
+    for rec in base:
+        rec["doc_id"] = "@@ID@@"
+        templates.append(json.dumps(rec, separators=(",", ":")))
+    ds = folder / "ds"
+    ds.mkdir(parents=True)
+    (ds / "schema.json").write_text(SCHEMA.read_text())
+    runs = folder / "runs.jsonl"
+    with (ds / "labels.jsonl").open("w") as lab, runs.open("w") as out:
+        for i in range(n_docs):
+            doc_id = f"r{i:07d}"
+            lab.write(json.dumps({"doc_id": doc_id, "file": f"files/{doc_id}.pdf", "fields": {}}))
+            lab.write("\n")
+            out.write(templates[i % len(templates)].replace("@@ID@@", doc_id) + "\n")
+    return ds, runs, n_docs
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def child(mode: str, ds: str, runs: str, out: str) -> None:
+    """In a fresh process: score recorded runs (``single`` or ``ray2``) as ``extractconf score
+    DS --runs RUNS --no-documents --no-reasons`` does; print wall time and peak RSS."""
+    from confidence.datasets.folder import Dataset
+    from confidence.engine import ConfidenceEngine
+
+    t = time.perf_counter()
+    data = Dataset.open(ds, check_files=False)
+    if mode == "single":
+        from confidence.output import write_rows
+        from confidence.readings import RunRecord
+        from confidence.records import load_runs
+        from confidence.routing import straight_through
+
+        engine = ConfidenceEngine.load()
+        recorded = load_runs([runs])
+        records = [
+            recorded.get(r.doc_id)
+            or RunRecord(r.doc_id, None, None, status="error", error="not in --runs")
+            for r in data.records
+        ]
+        scores = engine.score(records, data.schema, None, explain=False)
+        through = straight_through([s.doc_id for s in scores], [s.decision for s in scores])
+        n = write_rows(
+            out, ({**s.to_dict(), "straight_through": through[s.doc_id]} for s in scores)
+        )
+    else:
+        from confidence.ray import init_ray, score_runs
+
+        init_ray(None, 2, quiet=True)
+        items = [{"doc_id": r.doc_id, "path": str(data.path_of(r))} for r in data.records]
+        job = score_runs(items, [runs], data.schema, out, explain=False)
+        n = job.n_fields
+    secs = time.perf_counter() - t
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print("RESULT " + json.dumps({"rows": n, "seconds": secs, "driver_rss_mb": rss}))
+
+
+def run_child(args: list[str]) -> dict:
+    load0 = _load()
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=False
+    )
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    if not line:
+        raise SystemExit(f"benchmark child failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    out = json.loads(line[-1][len("RESULT ") :])
+    out.update(load_before=load0, load_after=_load())
+    return out
+
+
+def bench_scoring(tmp: Path, n_fields: int, res: dict | None = None, save=None) -> dict:
+    res = res if res is not None else {"sizes": {}}
+    for size in (n_fields // 4, n_fields):
+        ds, runs, n_docs = make_runs_dataset(tmp / f"s{size}", size)
+        single = run_child(["single", str(ds), str(runs), str(tmp / f"single{size}.jsonl")])
+        ray = run_child(["ray2", str(ds), str(runs), str(tmp / f"ray{size}")])
+        n = n_docs * len(json.loads(SCHEMA.read_text())["fields"])
+        row = {
+            "n_docs": n_docs,
+            "n_fields": n,
+            "single": single,
+            "ray_2cpu": ray,
+            "single_fields_per_s": round(n / single["seconds"], 1),
+            "ray_fields_per_s": round(n / ray["seconds"], 1),
+            "throughput_ratio": round(single["seconds"] / ray["seconds"], 3),
+        }
+        res["sizes"][str(n)] = row
+        if save is not None:  # each size is kept as soon as it is measured
+            save()
+        print(
+            f"  scoring {n:>8} fields: single {single['seconds']:7.1f}s "
+            f"({single['driver_rss_mb']:.0f} MB)  ray {ray['seconds']:7.1f}s "
+            f"({ray['driver_rss_mb']:.0f} MB driver)  ratio {row['throughput_ratio']:.2f}x",
+            flush=True,
+        )
+    return res
+
+
+def ingest_child(mode: str, paths: list[str]) -> None:
+    """In a fresh process: ingest ``paths`` with ``mode`` (ray1, ray2, pool2); print timings."""
+    t0 = time.perf_counter()
+    if mode == "pool2":
+        from confidence.documents import load_many
+
+        ok = sum(not isinstance(r, Exception) for r in load_many(paths, n_jobs=2))
+        start = 0.0
+    else:
+        from confidence.ray import ingest, init_ray
+
+        init_ray(None, int(mode[-1]), quiet=True)
+        import ray
+
+        start = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        items = [{"doc_id": Path(p).stem, "path": p} for p in paths]
+        ds = ingest(ray.data.from_items(items, override_num_blocks=len(items)), use_cache=False)
+        ok = sum(r["error"] is None for r in ds.select_columns(["error"]).iter_rows())
+        ray.shutdown()
+    print("RESULT " + json.dumps({"ok": ok, "seconds": time.perf_counter() - t0, "start_s": start}))
+
+
+def bench_ingest(tmp: Path, n_pages: int) -> dict:
+    ds = tmp / "scans"
+    subprocess.run(
+        [sys.executable, "-m", "confidence.cli", "synth", str(ds), "--n", str(n_pages),
+         "--seed", "11", "--scan-ratio", "1.0", "--quiet"],
+        check=True,
+    )  # fmt: skip
+    paths = sorted(str(p) for p in (ds / "files").iterdir())
+    import pypdfium2 as pdfium
+
+    pages = sum(len(pdfium.PdfDocument(p)) if p.endswith(".pdf") else 1 for p in paths)
+    res: dict = {"n_files": len(paths), "n_pages": pages}
+    for mode in ("ray1", "ray2", "pool2"):
+        load0 = _load()
+        proc = subprocess.run(
+            [sys.executable, __file__, "--ingest-child", mode, *paths],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+        if not line:
+            raise SystemExit(f"ingest child failed:\n{proc.stderr[-4000:]}")
+        res[mode] = {**json.loads(line[-1][7:]), "load_before": load0, "load_after": _load()}
+        print(f"  ingest {mode}: {res[mode]['seconds']:.1f}s ({res[mode]['ok']} ok)", flush=True)
+    res["ray_2cpu_vs_1cpu"] = round(res["ray1"]["seconds"] / res["ray2"]["seconds"], 3)
+    res["ray_2cpu_vs_pool2"] = round(res["ray2"]["seconds"] / res["pool2"]["seconds"], 3)
+    return res
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--fields", type=int, default=1_000_000)
+    p.add_argument("--pages", type=int, default=40)
+    p.add_argument(
+        "--skip",
+        choices=("scoring", "ingest"),
+        default=None,
+        help="measure only the other part (the skipped one is kept from --out)",
+    )
+    p.add_argument("--out", default=str(HERE / "results" / "ray.json"))
+    args = p.parse_args()
+    res: dict = {}
+    if args.skip and Path(args.out).is_file():  # keep the part measured by an earlier run
+        res = {k: v for k, v in json.loads(Path(args.out).read_text()).items() if args.skip in k}
+    res["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    import ray
+
+    res["machine"]["ray"] = ray.__version__
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.skip != "ingest":
+            res["ingest"] = bench_ingest(Path(tmp), args.pages)
+            _write(res, args.out)  # each part is kept as soon as it is measured
+        if args.skip != "scoring":
+            res["scoring"] = {"sizes": {}}
+            bench_scoring(Path(tmp), args.fields, res["scoring"], lambda: _write(res, args.out))
+    _write(res, args.out)
+    print(json.dumps({k: v for k, v in res.items() if k.startswith("summary")}, indent=2))
+
+
+def _write(res: dict, out: str) -> None:
+    if "scoring" in res:
+        sizes = list(res["scoring"]["sizes"].values())
+        res["summary_scoring"] = {
+            "throughput_ratio": sizes[-1]["throughput_ratio"],
+            "goal_ratio": 1.7,
+            "driver_rss_mb": {s["n_fields"]: s["ray_2cpu"]["driver_rss_mb"] for s in sizes},
+            "single_rss_mb": {s["n_fields"]: s["single"]["driver_rss_mb"] for s in sizes},
+        }
+    if "ingest" in res:
+        res["summary_ingest"] = {
+            "ray_2cpu_vs_1cpu": res["ingest"]["ray_2cpu_vs_1cpu"],
+            "goal_speedup": 1.7,
+            "ray_2cpu_vs_pool2": res["ingest"]["ray_2cpu_vs_pool2"],
+            "goal_overhead": 1.15,
+        }
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(res, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(*sys.argv[2:6])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--ingest-child":
+        ingest_child(sys.argv[2], sys.argv[3:])
+    else:
+        main()

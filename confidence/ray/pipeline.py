@@ -1,0 +1,356 @@
+"""Whole scoring jobs on Ray: documents or recorded runs in, a folder of Parquet rows out.
+
+The output folder ``OUT`` holds the final rows (``*.parquet``, readable as one table by
+pandas/pyarrow/Ray) and ``OUT/_parts/``, the rows of each scored batch written atomically under a
+name that is a hash of its documents: a batch a dead worker retried rewrites the same file, so
+no document is lost or duplicated. A job run again on the same ``OUT`` skips the documents
+already scored ``ok`` (a killed job resumes; failed and partial documents are retried, their new
+rows replacing the old) and then rewrites the final rows, whose batch columns
+(``batch_shift_p``, ``on_shift="review"``) need every document's novelty p-value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confidence.ray._runtime import require_ray
+from confidence.ray.stages import extract, finalize, ingest, scored_table
+from confidence.ray.stages import score as score_stage
+
+_PART = re.compile(r"part-(\d{5})-[0-9a-f]{16}\.parquet$")
+_DOC_ID = re.compile(r'^\{\s*"doc_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+@dataclass
+class RayJob:
+    """What a job wrote: per document ``(status, error)``; counts for the summary line."""
+
+    out: Path
+    status: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    n_fields: int = 0
+    n_accepted: int = 0
+    n_through: int = 0
+    n_out_of_domain: int = 0
+    n_skipped: int = 0
+    batch_shift_p: float | None = None
+    shifted: bool = False
+
+    def dataset(self):
+        """The rows written, as a ``ray.data.Dataset`` (read from the Parquet files of ``out``)."""
+        return require_ray().data.read_parquet(str(self.out), file_extensions=["parquet"])
+
+    def summary(self) -> str:
+        """The summary line of ``extractconf score``."""
+        n_partial = sum(s == "partial" for s, _ in self.status.values())
+        n_failed = sum(s == "error" for s, _ in self.status.values())
+        return (
+            f"scored {len(self.status)} documents, {self.n_fields} fields: {self.n_accepted} "
+            f"accepted, {self.n_fields - self.n_accepted} to review; "
+            f"{self.n_through}/{len(self.status)} documents straight through"
+            + (f"; {n_partial} partial" if n_partial else "")
+            + (f"; {n_failed} failed" if n_failed else "")
+        )
+
+
+# -------------------------------------------------------------------------------------- parts
+def _write_part(batch, *, parts: str, run: int):
+    """Write one scored batch to ``parts`` atomically, named by its rows (idempotent)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if batch.num_rows == 0:
+        return pa.table({"rows": pa.array([], pa.int64())})
+    t = batch.append_column("_run", pa.array([run] * batch.num_rows, pa.int64()))
+    keys = "\n".join(
+        f"{d}\t{f}" for d, f in zip(t["doc_id"].to_pylist(), t["field"].to_pylist(), strict=True)
+    )
+    name = f"part-{run:05d}-{hashlib.sha256(keys.encode()).hexdigest()[:16]}.parquet"
+    fd, tmp = tempfile.mkstemp(dir=parts, suffix=".tmp")
+    os.close(fd)
+    try:
+        pq.write_table(t, tmp)
+        os.replace(tmp, Path(parts) / name)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return pa.table({"rows": pa.array([t.num_rows], pa.int64())})
+
+
+def _scan(parts: Path) -> tuple[dict[str, dict[str, Any]], int]:
+    """Per document the summary of its latest run's rows in ``parts``, and the last run id."""
+    import pyarrow.parquet as pq
+
+    docs: dict[str, dict[str, Any]] = {}
+    last = 0
+    cols = ["doc_id", "status", "error", "decision", "novelty_p", "out_of_domain",
+            "straight_through", "_run"]  # fmt: skip
+    for f in sorted(parts.glob("part-*.parquet")):
+        m = _PART.search(f.name)
+        if m is None:
+            continue
+        last = max(last, int(m.group(1)))
+        for b in pq.ParquetFile(f).iter_batches(columns=cols):
+            for r in b.to_pylist():
+                d = docs.get(r["doc_id"])
+                if d is None or r["_run"] > d["run"]:  # a later run replaces the document
+                    d = docs[r["doc_id"]] = {
+                        "run": r["_run"], "status": r["status"], "error": r["error"],
+                        "p": r["novelty_p"], "ood": bool(r["out_of_domain"]),
+                        "through": bool(r["straight_through"]), "n": 0, "acc": 0,
+                        "runs": d["runs"] if d is not None else set(),
+                    }  # fmt: skip
+                elif r["_run"] < d["run"]:
+                    d["runs"].add(r["_run"])
+                    continue
+                d["runs"].add(r["_run"])
+                d["n"] += 1
+                d["acc"] += r["decision"] == "accept"
+    return docs, last
+
+
+# ------------------------------------------------------------------------------------ the job
+def _prepare(out) -> tuple[Path, Path, dict[str, dict[str, Any]], int]:
+    out = Path(out)
+    parts = out / "_parts"
+    parts.mkdir(parents=True, exist_ok=True)
+    docs, last = _scan(parts)
+    return out, parts, docs, last + 1
+
+
+def _cpus(ray) -> int:
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def _finish(ray, out: Path, parts: Path, engine_domain, on_shift: str, n_skipped: int) -> RayJob:
+    docs, _ = _scan(parts)
+    p = [d["p"] for d in docs.values() if d["status"] != "error" and d["p"] is not None]
+    batch_p, shifted = None, False
+    if engine_domain is not None and p:
+        share, batch_p, shifted = engine_domain.batch_verdict(p)
+        if shifted:
+            from confidence.domain import shift_warning
+
+            warnings.warn(shift_warning(share, len(p), batch_p), stacklevel=3)
+    winners = {k: d["run"] for k, d in docs.items() if len(d["runs"]) > 1}
+    for f in out.glob("*.parquet"):  # the previous final rows: rewritten whole below
+        f.unlink()
+    if docs:
+        ds = ray.data.read_parquet(str(parts), file_extensions=["parquet"])
+        ds = finalize(ds, batch_p=batch_p, shifted=shifted, on_shift=on_shift, winners=winners)
+        ds.write_parquet(str(out))
+    through_all = not (shifted and on_shift == "review")
+    return RayJob(
+        out=out,
+        status={
+            k: (d["status"], d["error"] if d["status"] != "ok" else None) for k, d in docs.items()
+        },
+        n_fields=sum(d["n"] for d in docs.values()),
+        n_accepted=sum(d["acc"] for d in docs.values()) if through_all else 0,
+        n_through=sum(d["through"] for d in docs.values()) if through_all else 0,
+        n_out_of_domain=sum(d["ood"] for d in docs.values()),
+        n_skipped=n_skipped,
+        batch_shift_p=batch_p,
+        shifted=shifted,
+    )
+
+
+def _score_and_write(ds, schema, parts: Path, run: int, **score_kw) -> None:
+    ds = score_stage(ds, schema, **score_kw)
+    ds = ds.map_batches(  # file writes: no CPU reserved, so they never wait behind the actors
+        _write_part, batch_size=None, batch_format="pyarrow", num_cpus=0,
+        fn_kwargs={"parts": str(parts), "run": run},
+    )  # fmt: skip
+    for _ in ds.iter_batches(batch_size=None):  # run the job; the rows are in the parts
+        pass
+
+
+def _items_ds(ray, items: list[dict[str, Any]]):
+    cols = ("doc_id", "path", "problem", "meta", "run")
+    rows = [{c: it.get(c) for c in cols} for it in items]
+    return ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), 200)))
+
+
+def _engine_domain(model):
+    from confidence.engine import ConfidenceEngine
+
+    return getattr(ConfidenceEngine.load(model), "domain_", None)
+
+
+def _options(kw: dict[str, Any]) -> dict[str, Any]:
+    keys = ("model", "thresholds", "explain", "on_shift", "features")
+    return {k: kw[k] for k in keys if k in kw}
+
+
+def score_documents(
+    items,
+    schema,
+    out,
+    *,
+    llm="local",
+    llm_options: dict | None = None,
+    doc_timeout: float | None = None,
+    llm_concurrency: int = 1,
+    documents: bool = True,
+    cache_dir: str | None = None,
+    use_cache: bool = True,
+    **score_kw,
+) -> RayJob:
+    """Ingest, extract and score documents on Ray into the folder ``out`` (resumable).
+
+    ``items`` are paths, dicts ``{"doc_id", "path", "problem", "meta"}``, or a
+    ``ray.data.Dataset`` of such rows (``bytes`` instead of a readable ``path`` too; see
+    :mod:`confidence.ray.stages`); ``llm`` as for :func:`~confidence.ray.stages.extract`;
+    ``score_kw`` (``model``, ``thresholds``, ``explain``, ``on_shift``, ``features``) as for
+    :func:`~confidence.ray.stages.score`. Ray must be running (:func:`~confidence.ray.init_ray`).
+    :meth:`RayJob.dataset` gives the rows written as a ``ray.data.Dataset``.
+    """
+    ray = require_ray()
+    out, parts, done, run = _prepare(out)
+    ok = {d for d, v in done.items() if v["status"] == "ok"}
+    if isinstance(items, ray.data.Dataset):
+        src, n_skipped = items.filter(lambda r: r["doc_id"] not in ok), len(ok)
+    else:
+        items = [
+            it if isinstance(it, dict) else {"doc_id": Path(it).stem, "path": str(it)}
+            for it in items
+        ]
+        todo = [it for it in items if it["doc_id"] not in ok]
+        src, n_skipped = (_items_ds(ray, todo) if todo else None), len(items) - len(todo)
+    cpus = _cpus(ray)
+    if src is not None:
+        ds = ingest(src, cache_dir=cache_dir, use_cache=use_cache)
+        remote = isinstance(llm, str) and llm.startswith(("http://", "https://", "openai:"))
+        ds = extract(
+            ds, schema, llm=llm, llm_options=llm_options, doc_timeout=doc_timeout,
+            actors=(1, cpus), concurrency=llm_concurrency, num_cpus=0.1 if remote else 0.5,
+        )  # fmt: skip
+        # fractional CPUs: the two actor pools at their minimum leave a whole core to ingestion
+        _score_and_write(ds, schema, parts, run, documents=documents, actors=(1, cpus),
+                         num_cpus=0.25, batch_size=16, **_options(score_kw))  # fmt: skip
+    return _finish(ray, out, parts, _engine_domain(score_kw.get("model")),
+                   score_kw.get("on_shift", "warn"), n_skipped)  # fmt: skip
+
+
+def _read_runs(batch, *, files: list[str], items: dict[str, Any], skip: set[str], size: int):
+    """Stream the lines of runs files (a later file wins a doc_id), joined to their items."""
+    import pyarrow as pa
+
+    from confidence.records import _OPENERS
+
+    seen: set[str] = set()
+    rows: list[dict[str, Any]] = []
+    for f in reversed(files):
+        last = _last_lines(f, _OPENERS)
+        with _OPENERS.get(Path(f).suffix, open)(f, "rt", encoding="utf-8", newline="") as fh:
+            for i, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                doc_id = _line_id(line)
+                if not line.endswith("\n") and not _is_json(line):
+                    # the last line cut short by a writer killed mid-line: skipped, as read_runs
+                    warnings.warn(f"{f}: line {i} is cut short; skipped", stacklevel=2)
+                    continue
+                if doc_id is None:
+                    continue
+                if last.get(doc_id) != i or doc_id in seen or doc_id in skip or doc_id not in items:
+                    continue
+                seen.add(doc_id)
+                rows.append({"doc_id": doc_id, **items[doc_id], "run": line})
+                if len(rows) >= size:
+                    yield pa.Table.from_pylist(rows)
+                    rows = []
+    if rows:
+        yield pa.Table.from_pylist(rows)
+
+
+def _is_json(line: str) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
+def _line_id(line: str) -> str | None:
+    m = _DOC_ID.match(line)
+    if m is not None:
+        return json.loads(f'"{m.group(1)}"')
+    try:
+        return str(json.loads(line)["doc_id"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _last_lines(f: str, openers) -> dict[str, int]:
+    """doc_id -> its last line in the file (a later line replaces an earlier one)."""
+    out: dict[str, int] = {}
+    with openers.get(Path(f).suffix, open)(f, "rt", encoding="utf-8", newline="") as fh:
+        for i, line in enumerate(fh, 1):
+            doc_id = _line_id(line) if line.strip() else None
+            if doc_id is not None:
+                out[doc_id] = i
+    return out
+
+
+def score_runs(
+    items,
+    runs,
+    schema,
+    out,
+    *,
+    documents: bool = False,
+    cache_dir: str | None = None,
+    use_cache: bool = True,
+    **score_kw,
+) -> RayJob:
+    """Score recorded runs (``runs.jsonl`` files) on Ray into the folder ``out`` (resumable).
+
+    ``items`` as for :func:`score_documents`: the documents to score (a dataset's records);
+    their lines are streamed from ``runs`` by one reader task and scored by an actor pool, and
+    a document without a line is an error row ("not in --runs"). ``documents=True`` also
+    ingests each file for the page features.
+    """
+    ray = require_ray()
+    out, parts, done, run = _prepare(out)
+    items = [
+        it if isinstance(it, dict) else {"doc_id": Path(it).stem, "path": str(it)} for it in items
+    ]
+    skip = {d for d, v in done.items() if v["status"] == "ok"}
+    index = {
+        it["doc_id"]: {k: it.get(k) for k in ("path", "problem", "meta")}
+        for it in items
+        if it["doc_id"] not in skip
+    }
+    cpus = _cpus(ray)
+    # without ingestion the scorers get every CPU; with it, half a CPU each beside the OCR tasks
+    actors = (1, cpus) if documents else (cpus, cpus)
+    kw = dict(runs=True, documents=documents, actors=actors, **_options(score_kw))
+    if index:
+        src = ray.data.from_items([{"n": 0}]).map_batches(
+            _read_runs, batch_size=None, batch_format="pyarrow", num_cpus=0,  # a light reader
+            fn_kwargs={"files": [str(r) for r in runs], "items": index, "skip": skip,
+                       "size": 64},
+        )  # fmt: skip
+        if documents:
+            src = ingest(src, cache_dir=cache_dir, use_cache=use_cache)
+        _score_and_write(src, schema, parts, run, num_cpus=0.5 if documents else 1, **kw)
+    # the documents no runs line covered: error rows ("not in --runs", or why unreadable)
+    scored, _ = _scan(parts)
+    rest = [{"doc_id": d, **v} for d, v in index.items() if scored.get(d, {}).get("run") != run]
+    if rest:
+        ds = _items_ds(ray, rest)
+        if documents:
+            ds = ingest(ds, cache_dir=cache_dir, use_cache=use_cache)
+        _score_and_write(ds, schema, parts, run, num_cpus=0.5, **kw)
+    return _finish(ray, out, parts, _engine_domain(score_kw.get("model")),
+                   score_kw.get("on_shift", "warn"), len(items) - len(index))  # fmt: skip
+
+
+__all__ = ["RayJob", "score_documents", "score_runs", "scored_table"]
