@@ -66,8 +66,9 @@ __all__ = ["DomainCheck", "DomainReference", "domain_columns"]
 
 
 def domain_columns(X, names: Sequence[str] = FEATURE_NAMES, *, min_present: float = 0.05):
-    """Indices of the columns worth comparing: not the field-type one-hot (the schema's mix,
-    not the documents), present in at least ``min_present`` of the rows and not constant.
+    """Indices of the columns worth comparing: not the field-type one-hot nor the arithmetic
+    consistency flags (``cons_*``: whether they exist depends on the schema's fields, not on the
+    documents), present in at least ``min_present`` of the rows and not constant.
 
     Examples
     --------
@@ -79,7 +80,8 @@ def domain_columns(X, names: Sequence[str] = FEATURE_NAMES, *, min_present: floa
     out = []
     for j, name in enumerate(names):
         v = X[:, j][np.isfinite(X[:, j])]
-        if not name.startswith("type_") and len(v) >= min_present * len(X) and np.ptp(v) > 0:
+        schema_made = name.startswith(("type_", "cons_"))
+        if not schema_made and len(v) >= min_present * len(X) and np.ptp(v) > 0:
             out.append(j)
     return out
 

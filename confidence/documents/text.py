@@ -98,8 +98,8 @@ def fold_text(text: str) -> str:
 
     Examples
     --------
-    >>> fold_text("  BOOK TA .K (TAMAN DAYA) SDN BHD ")
-    'book ta k taman daya sdn bhd'
+    >>> fold_text("  ACME CO .K (NORTH PARK) LTD ")
+    'acme co k north park ltd'
     >>> fold_text("N° de Facture:"), fold_text("USt-IdNr."), fold_text("États-Unis")
     ('n de facture', 'ust idnr', 'etats unis')
     """

@@ -222,7 +222,7 @@ def label_cues(field: Field) -> tuple[str, ...]:
     Examples
     --------
     >>> label_cues(Field("address", "address", "Postal address of the issuing company"))
-    ('address', 'adresse', 'alamat')
+    ('address', 'adresse')
     """
     cues = [field.name.replace("_", " ").lower()]
     for k in field_keys(field):
