@@ -7,7 +7,8 @@ field, its document and the two readings.
 
 Families (one module each, documented in ``docs/features.md``): disagreement (``agree_*``),
 logprobs (``lp_*``), OCR evidence (``ocr_*``), image quality (``q_*``), layout (``lay_*``) and
-the field type one-hot (``type_*``). The field *name* never enters: renaming a field leaves its row unchanged.
+the field type one-hot (``type_*``). The field *name* never enters: renaming a field leaves its
+row unchanged.
 
 The *reported value* is the Hunter's when it is present, else the Mapper's
 (:func:`reported_value`); the OCR-page, quality and layout families describe that value.
