@@ -243,6 +243,8 @@ def run(args) -> int:
     from confidence.schema import Schema
 
     if args.engine == "ray":
+        if args.audit_rate:  # refused, never silently dropped
+            raise DatasetError("--audit-rate: not supported with --engine ray yet")
         return _run_ray(args)
     if args.ray_address or args.num_cpus or args.llm_concurrency != 1:
         raise DatasetError("--ray-address, --num-cpus, --llm-concurrency: only with --engine ray")

@@ -261,6 +261,9 @@ def scored_table(rows: list[dict[str, Any]], features: list[str] = ()):
         "novelty_p": pa.float64(),
         "batch_shift_p": pa.float64(),
         "out_of_domain": pa.bool_(),
+        "audit": pa.bool_(),
+        "p_sample": pa.float64(),
+        "audit_rate": pa.float64(),
         "straight_through": pa.bool_(),
         "reasons": pa.list_(pa.string()),
         "_shift": pa.list_(pa.string()),
@@ -346,6 +349,7 @@ def _finalize_batch(batch, *, batch_p, shifted, on_shift, winners):
         shift = t["_shift"].to_pylist()
         dec = t["decision"].to_pylist()
         why = t["reasons"].to_pylist()
+        moved = [sh is not None for sh in shift]
         for i, sh in enumerate(shift):
             if sh is not None:
                 dec[i] = "review"
@@ -353,6 +357,15 @@ def _finalize_batch(batch, *, batch_p, shifted, on_shift, winners):
         t = t.set_column(
             t.schema.get_field_index("decision"), "decision", pa.array(dec, pa.string())
         )
+        # as in one process: reviewed by the shift verdict, so sampled into review for sure
+        if "p_sample" in t.column_names:
+            ps = [1.0 if m else p for m, p in zip(moved, t["p_sample"].to_pylist(), strict=True)]
+            t = t.set_column(
+                t.schema.get_field_index("p_sample"), "p_sample", pa.array(ps, pa.float64())
+            )
+        if "audit" in t.column_names:
+            au = [False if m else a for m, a in zip(moved, t["audit"].to_pylist(), strict=True)]
+            t = t.set_column(t.schema.get_field_index("audit"), "audit", pa.array(au, pa.bool_()))
         t = t.set_column(
             t.schema.get_field_index("reasons"), "reasons", pa.array(why, pa.list_(pa.string()))
         )

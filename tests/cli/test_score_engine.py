@@ -23,3 +23,11 @@ def test_engine_ray_without_ray_names_the_extra(tmp_path, monkeypatch, capsys):
     assert rc == 2
     err = capsys.readouterr().err
     assert "pip install 'extractconf[ray]'" in err and err.count("\n") == 1
+
+
+def test_audit_rate_is_refused_on_ray_not_dropped(tmp_path, capsys):
+    pdf = tmp_path / "a.pdf"
+    pdf.write_bytes(b"%PDF-1.4")
+    argv = ["score", str(pdf), "--out", str(tmp_path / "out"), "--engine", "ray"]
+    assert main([*argv, "--audit-rate", "0.02"]) == 2
+    assert "--audit-rate: not supported with --engine ray" in capsys.readouterr().err

@@ -94,7 +94,8 @@ def test_ray_rows_equal_single_process_rows(local_ray, batch, extra, capsys):
     assert set(got) == set(want) and len(got) == 12 * 5
     for key, row in want.items():
         assert list(row) == [c for c in got[key] if c in row]  # same columns, same order
-        assert _same(row, got[key]) == [], key
+        diff = _same(row, got[key])
+        assert diff == [], (key, {c: (row[c], got[key].get(c)) for c in diff})
     errors = {d for (d, _), r in got.items() if r["status"] == "error"}
     assert errors == bad
     assert all(got[(d, "total")]["error"] for d in bad)
