@@ -242,16 +242,14 @@ def run(args) -> int:
     from confidence.routing import straight_through
     from confidence.schema import Schema
 
+    if not 0.0 <= args.audit_rate <= 1.0:
+        raise DatasetError(f"--audit-rate {args.audit_rate}: pass a share between 0 and 1")
     if args.engine == "ray":
-        if args.audit_rate:  # refused, never silently dropped
-            raise DatasetError("--audit-rate: not supported with --engine ray yet")
         return _run_ray(args)
     if args.ray_address or args.num_cpus or args.llm_concurrency != 1:
         raise DatasetError("--ray-address, --num-cpus, --llm-concurrency: only with --engine ray")
     output_format(args.out)
     check_out(args.out)
-    if not 0.0 <= args.audit_rate <= 1.0:
-        raise DatasetError(f"--audit-rate {args.audit_rate}: pass a share between 0 and 1")
     if not args.runs:
         llm_options(args)  # a bad --llm is refused before the model and the documents load
     engine = ConfidenceEngine.load(None if args.model in (None, "default") else args.model)
@@ -342,13 +340,16 @@ def run(args) -> int:
         + (f"; {n_failed} failed" if n_failed else "")
     )
     if args.audit_rate:
-        n_audit = sum(s.audit for s in scores)
-        print(f"{n_audit} accepted fields sampled for audit (rate {args.audit_rate:g}), in review")
+        print(_audit_line(sum(s.audit for s in scores), args.audit_rate))
     n_ood = len({s.doc_id for s in scores if s.out_of_domain})
     if n_ood:
         print(f"{n_ood}/{len(through)} documents out of domain (novelty p < the model's level)")
     print(f"wrote {args.out}")
     return 1 if n_partial or n_failed else 0
+
+
+def _audit_line(n_audit: int, rate: float) -> str:
+    return f"{n_audit} accepted fields sampled for audit (rate {rate:g}), in review"
 
 
 def _run_ray(args) -> int:
@@ -389,6 +390,8 @@ def _run_ray(args) -> int:
         "explain": not args.no_reasons,
         "on_shift": args.on_shift,
         "features": args.features,
+        "audit_rate": args.audit_rate,
+        "audit_seed": args.audit_seed,
         "cache_dir": args.cache_dir,
         "use_cache": not args.no_cache,
     }
@@ -419,6 +422,8 @@ def _run_ray(args) -> int:
     if job.n_skipped:
         print(f"{job.n_skipped} documents already scored in {args.out}: skipped")
     print(job.summary())
+    if args.audit_rate:
+        print(_audit_line(job.n_audit, args.audit_rate))
     if job.n_out_of_domain:
         print(
             f"{job.n_out_of_domain}/{len(job.status)} documents out of domain "

@@ -25,8 +25,11 @@ from confidence.ray._runtime import require_ray
 from confidence.ray.stages import extract, finalize, ingest, scored_table
 from confidence.ray.stages import score as score_stage
 
+# documents per block and per model call when scoring recorded runs without OCR: big enough
+# that the engine's per-call cost is small, small enough that both CPUs stay busy to the end
+_RUNS_BLOCK = 256
 _PART = re.compile(r"part-(\d{5})-[0-9a-f]{16}\.parquet$")
-_DOC_ID = re.compile(r'^\{\s*"doc_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_DOC_ID = re.compile(rb'^\{\s*"doc_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
 @dataclass
@@ -39,6 +42,7 @@ class RayJob:
     n_accepted: int = 0
     n_through: int = 0
     n_out_of_domain: int = 0
+    n_audit: int = 0
     n_skipped: int = 0
     batch_shift_p: float | None = None
     shifted: bool = False
@@ -90,7 +94,7 @@ def _scan(parts: Path) -> tuple[dict[str, dict[str, Any]], int]:
     docs: dict[str, dict[str, Any]] = {}
     last = 0
     cols = ["doc_id", "status", "error", "decision", "novelty_p", "out_of_domain",
-            "straight_through", "_run"]  # fmt: skip
+            "straight_through", "audit", "_run"]  # fmt: skip
     for f in sorted(parts.glob("part-*.parquet")):
         m = _PART.search(f.name)
         if m is None:
@@ -103,7 +107,7 @@ def _scan(parts: Path) -> tuple[dict[str, dict[str, Any]], int]:
                     d = docs[r["doc_id"]] = {
                         "run": r["_run"], "status": r["status"], "error": r["error"],
                         "p": r["novelty_p"], "ood": bool(r["out_of_domain"]),
-                        "through": bool(r["straight_through"]), "n": 0, "acc": 0,
+                        "through": bool(r["straight_through"]), "n": 0, "acc": 0, "audit": 0,
                         "runs": d["runs"] if d is not None else set(),
                     }  # fmt: skip
                 elif r["_run"] < d["run"]:
@@ -112,6 +116,7 @@ def _scan(parts: Path) -> tuple[dict[str, dict[str, Any]], int]:
                 d["runs"].add(r["_run"])
                 d["n"] += 1
                 d["acc"] += r["decision"] == "accept"
+                d["audit"] += bool(r["audit"])
     return docs, last
 
 
@@ -155,6 +160,8 @@ def _finish(ray, out: Path, parts: Path, engine_domain, on_shift: str, n_skipped
         n_accepted=sum(d["acc"] for d in docs.values()) if through_all else 0,
         n_through=sum(d["through"] for d in docs.values()) if through_all else 0,
         n_out_of_domain=sum(d["ood"] for d in docs.values()),
+        # a shifted batch under on_shift="review": every field reviewed, none as an audit
+        n_audit=sum(d["audit"] for d in docs.values()) if through_all else 0,
         n_skipped=n_skipped,
         batch_shift_p=batch_p,
         shifted=shifted,
@@ -171,10 +178,13 @@ def _score_and_write(ds, schema, parts: Path, run: int, **score_kw) -> None:
         pass
 
 
-def _items_ds(ray, items: list[dict[str, Any]]):
-    cols = ("doc_id", "path", "problem", "meta", "run")
+def _items_ds(ray, items: list[dict[str, Any]], per_block: int = 1, cpus: int = 1):
+    """Items as a dataset of blocks of about ``per_block`` rows, never fewer blocks than the
+    ``2 * cpus`` that keep every worker busy (nor more than rows)."""
+    cols = ("doc_id", "path", "problem", "meta", "run", "run_file", "run_offset")
     rows = [{c: it.get(c) for c in cols} for it in items]
-    return ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), 200)))
+    n = max(-(-len(rows) // per_block), 2 * cpus)
+    return ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), n)))
 
 
 def _engine_domain(model):
@@ -184,7 +194,7 @@ def _engine_domain(model):
 
 
 def _options(kw: dict[str, Any]) -> dict[str, Any]:
-    keys = ("model", "thresholds", "explain", "on_shift", "features")
+    keys = ("model", "thresholds", "explain", "on_shift", "features", "audit_rate", "audit_seed")
     return {k: kw[k] for k in keys if k in kw}
 
 
@@ -222,7 +232,9 @@ def score_documents(
             for it in items
         ]
         todo = [it for it in items if it["doc_id"] not in ok]
-        src, n_skipped = (_items_ds(ray, todo) if todo else None), len(items) - len(todo)
+        per_block = max(1, -(-len(todo) // 200))
+        src = _items_ds(ray, todo, per_block) if todo else None
+        n_skipped = len(items) - len(todo)
     cpus = _cpus(ray)
     if src is not None:
         ds = ingest(src, cache_dir=cache_dir, use_cache=use_cache)
@@ -238,39 +250,46 @@ def score_documents(
                    score_kw.get("on_shift", "warn"), n_skipped)  # fmt: skip
 
 
-def _read_runs(batch, *, files: list[str], items: dict[str, Any], skip: set[str], size: int):
-    """Stream the lines of runs files (a later file wins a doc_id), joined to their items."""
-    import pyarrow as pa
+def _index_runs(
+    files: list[str], items: dict[str, Any], skip: set[str], spool: Path
+) -> dict[str, tuple[str, int]]:
+    """doc_id -> (plain file, byte offset) of its runs line: a later line wins, a later file too.
 
+    One streamed pass over each file; only offsets are kept (the scorers read the lines
+    themselves, so the runs never travel through the driver or Ray's object store). A
+    compressed file is spooled once, decompressed, into ``spool``. The last line cut short (a
+    writer killed mid-line) is skipped with a warning, as :func:`~confidence.records.read_runs`
+    does.
+    """
     from confidence.records import _OPENERS
 
-    seen: set[str] = set()
-    rows: list[dict[str, Any]] = []
-    for f in reversed(files):
-        last = _last_lines(f, _OPENERS)
-        with _OPENERS.get(Path(f).suffix, open)(f, "rt", encoding="utf-8", newline="") as fh:
-            for i, line in enumerate(fh, 1):
-                if not line.strip():
+    out: dict[str, tuple[str, int]] = {}
+    for k, f in enumerate(files):
+        opener = _OPENERS.get(Path(f).suffix)
+        plain = f
+        if opener is not None:
+            plain = str(spool / f"runs-{k}.jsonl")
+            with opener(f, "rb") as src, open(plain, "wb") as dst:
+                while chunk := src.read(1 << 22):
+                    dst.write(chunk)
+        with open(plain, "rb") as fh:
+            offset, i = 0, 0
+            for raw in fh:
+                i += 1
+                at, offset = offset, offset + len(raw)
+                if not raw.strip():
                     continue
-                doc_id = _line_id(line)
-                if not line.endswith("\n") and not _is_json(line):
+                if not raw.endswith(b"\n") and not _is_json(raw):
                     # the last line cut short by a writer killed mid-line: skipped, as read_runs
                     warnings.warn(f"{f}: line {i} is cut short; skipped", stacklevel=2)
                     continue
-                if doc_id is None:
-                    continue
-                if last.get(doc_id) != i or doc_id in seen or doc_id in skip or doc_id not in items:
-                    continue
-                seen.add(doc_id)
-                rows.append({"doc_id": doc_id, **items[doc_id], "run": line})
-                if len(rows) >= size:
-                    yield pa.Table.from_pylist(rows)
-                    rows = []
-    if rows:
-        yield pa.Table.from_pylist(rows)
+                doc_id = _line_id(raw)
+                if doc_id is not None and doc_id in items and doc_id not in skip:
+                    out[doc_id] = (plain, at)
+    return out
 
 
-def _is_json(line: str) -> bool:
+def _is_json(line: bytes | str) -> bool:
     try:
         json.loads(line)
     except ValueError:
@@ -278,25 +297,14 @@ def _is_json(line: str) -> bool:
     return True
 
 
-def _line_id(line: str) -> str | None:
-    m = _DOC_ID.match(line)
+def _line_id(line: bytes) -> str | None:
+    m = _DOC_ID.match(line)  # the usual layout, without parsing the whole line
     if m is not None:
-        return json.loads(f'"{m.group(1)}"')
+        return json.loads(b'"' + m.group(1) + b'"')
     try:
         return str(json.loads(line)["doc_id"])
     except (ValueError, KeyError, TypeError):
         return None
-
-
-def _last_lines(f: str, openers) -> dict[str, int]:
-    """doc_id -> its last line in the file (a later line replaces an earlier one)."""
-    out: dict[str, int] = {}
-    with openers.get(Path(f).suffix, open)(f, "rt", encoding="utf-8", newline="") as fh:
-        for i, line in enumerate(fh, 1):
-            doc_id = _line_id(line) if line.strip() else None
-            if doc_id is not None:
-                out[doc_id] = i
-    return out
 
 
 def score_runs(
@@ -313,9 +321,11 @@ def score_runs(
     """Score recorded runs (``runs.jsonl`` files) on Ray into the folder ``out`` (resumable).
 
     ``items`` as for :func:`score_documents`: the documents to score (a dataset's records);
-    their lines are streamed from ``runs`` by one reader task and scored by an actor pool, and
-    a document without a line is an error row ("not in --runs"). ``documents=True`` also
-    ingests each file for the page features.
+    the driver finds each one's line in ``runs`` (one streamed pass; a compressed file is
+    spooled decompressed into ``out``) and the scorers of an actor pool read the lines
+    themselves. A document without a line is an error row ("not in --runs").
+    ``documents=True`` also ingests each file for the page features. On a cluster, ``runs`` and
+    ``out`` must be on storage every node sees.
     """
     ray = require_ray()
     out, parts, done, run = _prepare(out)
@@ -323,34 +333,29 @@ def score_runs(
         it if isinstance(it, dict) else {"doc_id": Path(it).stem, "path": str(it)} for it in items
     ]
     skip = {d for d, v in done.items() if v["status"] == "ok"}
-    index = {
-        it["doc_id"]: {k: it.get(k) for k in ("path", "problem", "meta")}
-        for it in items
-        if it["doc_id"] not in skip
-    }
-    cpus = _cpus(ray)
-    # without ingestion the scorers get every CPU; with it, half a CPU each beside the OCR tasks
-    actors = (1, cpus) if documents else (cpus, cpus)
-    kw = dict(runs=True, documents=documents, actors=actors, **_options(score_kw))
-    if index:
-        src = ray.data.from_items([{"n": 0}]).map_batches(
-            _read_runs, batch_size=None, batch_format="pyarrow", num_cpus=0,  # a light reader
-            fn_kwargs={"files": [str(r) for r in runs], "items": index, "skip": skip,
-                       "size": 64},
-        )  # fmt: skip
-        if documents:
-            src = ingest(src, cache_dir=cache_dir, use_cache=use_cache)
-        _score_and_write(src, schema, parts, run, num_cpus=0.5 if documents else 1, **kw)
-    # the documents no runs line covered: error rows ("not in --runs", or why unreadable)
-    scored, _ = _scan(parts)
-    rest = [{"doc_id": d, **v} for d, v in index.items() if scored.get(d, {}).get("run") != run]
-    if rest:
-        ds = _items_ds(ray, rest)
-        if documents:
-            ds = ingest(ds, cache_dir=cache_dir, use_cache=use_cache)
-        _score_and_write(ds, schema, parts, run, num_cpus=0.5, **kw)
+    todo = [it for it in items if it["doc_id"] not in skip]
+    if todo:
+        cpus = _cpus(ray)
+        # without ingestion the scorers get every CPU; with it, half a CPU each beside the OCR
+        actors, num_cpus = ((1, cpus), 0.5) if documents else ((cpus, cpus), 1)
+        kw = dict(runs=True, documents=documents, actors=actors, **_options(score_kw))
+        with tempfile.TemporaryDirectory(prefix="_spool-", dir=out) as spool:
+            # only (file, offset) per document travels: the scorers read their own lines
+            where = _index_runs([str(r) for r in runs], {it["doc_id"] for it in todo}, skip,
+                                Path(spool))  # fmt: skip
+            rows = [
+                {**it, "run_file": where.get(it["doc_id"], (None, None))[0],
+                 "run_offset": where.get(it["doc_id"], (None, None))[1]}
+                for it in todo
+            ]  # fmt: skip
+            # big blocks for the scorers (one model call each); small ones when OCR runs first
+            ds = _items_ds(ray, rows, per_block=16 if documents else _RUNS_BLOCK, cpus=cpus)
+            if documents:
+                ds = ingest(ds, cache_dir=cache_dir, use_cache=use_cache)
+            batch = 16 if documents else _RUNS_BLOCK
+            _score_and_write(ds, schema, parts, run, num_cpus=num_cpus, batch_size=batch, **kw)
     return _finish(ray, out, parts, _engine_domain(score_kw.get("model")),
-                   score_kw.get("on_shift", "warn"), len(items) - len(index))  # fmt: skip
+                   score_kw.get("on_shift", "warn"), len(items) - len(todo))  # fmt: skip
 
 
 __all__ = ["RayJob", "score_documents", "score_runs", "scored_table"]

@@ -10,7 +10,8 @@ error row), ``meta`` (the ``labels.jsonl`` metadata as JSON, for threshold group
 * :func:`extract` -> ``run`` (the Hunter + Mapper :class:`~confidence.readings.RunRecord` as
   JSON); an actor pool, one LLM client per actor, at most ``concurrency`` documents in flight per
   actor (a remote endpoint) or one (the embedded model);
-* :func:`score` -> one row per (document, field): the columns of the single-process
+* :func:`score` (rows with ``run``, or ``run_file`` + ``run_offset``: where to read the
+  ``runs.jsonl`` line) -> one row per (document, field): the columns of the single-process
   ``extractconf score`` (:data:`~confidence.scores.SCORED_COLUMNS` + ``straight_through``) and
   a private ``_shift`` column; an actor pool holding the engine loaded once;
 * :func:`finalize` -> the batch columns (``batch_shift_p``; with ``on_shift="review"`` a shifted
@@ -47,7 +48,7 @@ def _pool(actors: int | tuple[int, int]):
 
 
 _PLACEHOLDER = SHIFTED_BATCH.format(p=float("nan"))
-_TEXT = {"doc_id", "path", "problem", "meta", "run", "document", "error"}
+_TEXT = {"doc_id", "path", "problem", "meta", "run", "document", "error", "run_file"}
 
 
 def _rows(batch) -> list[dict[str, Any]]:
@@ -57,7 +58,11 @@ def _rows(batch) -> list[dict[str, Any]]:
 def _table(rows: list[dict[str, Any]], columns: list[str]):
     import pyarrow as pa
 
-    fields = [pa.field(c, pa.string()) if c in _TEXT else None for c in columns]
+    fields = [
+        pa.field(c, pa.string()) if c in _TEXT else pa.field(c, pa.int64()) if c == "run_offset"
+        else None
+        for c in columns
+    ]  # fmt: skip
     if all(f is not None for f in fields):
         return pa.Table.from_pylist(rows, schema=pa.schema(fields))
     return pa.Table.from_pylist(rows)
@@ -192,6 +197,15 @@ class _Scorer:
 
             eng = eng.with_thresholds(ThresholdSelector.load(thresholds))
         self.engine, self.schema, self.options = eng, Schema.from_dict(schema), options
+        self._files: dict[str, Any] = {}
+
+    def _line(self, path: str, offset: int) -> bytes:
+        """The runs line at ``offset`` of the plain file ``path`` (kept open by the actor)."""
+        fh = self._files.get(path)
+        if fh is None:
+            fh = self._files[path] = open(path, "rb")
+        fh.seek(offset)
+        return fh.readline()
 
     def _record(self, r: dict[str, Any]) -> RunRecord:
         from confidence.errors import DatasetError
@@ -203,6 +217,8 @@ class _Scorer:
             r["error"] = str(DocumentError(r["path"], r["problem"]))
         if r.get("error"):
             return RunRecord(r["doc_id"], None, None, status="error", error=r["error"])
+        if r.get("run") is None and r.get("run_file") is not None:
+            r["run"] = self._line(r["run_file"], r["run_offset"])
         if r.get("run") is None:
             why = "not in --runs" if self.options["runs"] else "no LLM reading"
             return RunRecord(r["doc_id"], None, None, status="error", error=f"{r['path']}: {why}")
@@ -224,7 +240,13 @@ class _Scorer:
             if opts["documents"] and r.get("document") and not r.get("error")
         }
         meta = {r["doc_id"]: json.loads(r["meta"]) for r in rows if r.get("meta")}
-        kw = {"meta": meta, "on_shift": opts["on_shift"], "features": opts["features"]}
+        kw = {
+            "meta": meta,
+            "on_shift": opts["on_shift"],
+            "features": opts["features"],
+            "audit_rate": opts["audit_rate"],
+            "audit_seed": opts["audit_seed"],
+        }
         scores = self.engine.score(
             records, self.schema, docs, explain=opts["explain"], batch=(None, False), **kw
         )
@@ -292,6 +314,8 @@ def score(
     explain: bool = True,
     on_shift: str = "warn",
     features: int = 0,
+    audit_rate: float = 0.0,
+    audit_seed: int = 0,
     actors: int | tuple[int, int] = 1,
     num_cpus: float = 1.0,
     batch_size: int = 64,
@@ -301,8 +325,12 @@ def score(
     Rows need ``doc_id`` and ``run`` (None for a document without a reading: an error row, "not
     in --runs" when ``runs``), and ``document``/``error`` from :func:`ingest` (page features
     only when ``documents``). ``batch_shift_p`` is left empty and ``on_shift`` applies only to
-    out-of-domain documents until :func:`finalize` has the whole batch.
+    out-of-domain documents until :func:`finalize` has the whole batch. ``audit_rate`` and
+    ``audit_seed`` sample accepted fields into review as in one process (the draw is a hash of
+    doc_id and field, so it does not depend on how documents are batched).
     """
+    from confidence.audit import check_audit_rate
+
     if on_shift not in ("warn", "review"):
         raise ValueError(f"on_shift={on_shift!r}; valid: 'warn', 'review'")
     options = {
@@ -311,6 +339,8 @@ def score(
         "explain": explain,
         "on_shift": on_shift,
         "features": features,
+        "audit_rate": check_audit_rate(audit_rate),
+        "audit_seed": int(audit_seed),
     }
     return ds.map_batches(
         _Scorer,

@@ -25,9 +25,10 @@ def test_engine_ray_without_ray_names_the_extra(tmp_path, monkeypatch, capsys):
     assert "pip install 'extractconf[ray]'" in err and err.count("\n") == 1
 
 
-def test_audit_rate_is_refused_on_ray_not_dropped(tmp_path, capsys):
+def test_a_bad_audit_rate_is_refused_on_ray_before_ray_starts(tmp_path, capsys):
     pdf = tmp_path / "a.pdf"
     pdf.write_bytes(b"%PDF-1.4")
     argv = ["score", str(pdf), "--out", str(tmp_path / "out"), "--engine", "ray"]
-    assert main([*argv, "--audit-rate", "0.02"]) == 2
-    assert "--audit-rate: not supported with --engine ray" in capsys.readouterr().err
+    assert main([*argv, "--audit-rate", "1.5"]) == 2
+    assert "--audit-rate 1.5: pass a share between 0 and 1" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -70,8 +71,11 @@ def _same(a: dict, b: dict) -> list[str]:
 
 @pytest.mark.parametrize(
     "extra",
-    [[], ["--on-shift", "review", "--features", "3", "--no-documents"]],
-    ids=["documents", "runs-only-on-shift-review-features"],
+    [
+        ["--audit-rate", "0.5", "--audit-seed", "3"],
+        ["--on-shift", "review", "--features", "3", "--no-documents", "--audit-rate", "0.5"],
+    ],
+    ids=["documents-audit", "runs-only-on-shift-review-features"],
 )
 def test_ray_rows_equal_single_process_rows(local_ray, batch, extra, capsys):
     root, files, runs, schema = batch
@@ -86,6 +90,7 @@ def test_ray_rows_equal_single_process_rows(local_ray, batch, extra, capsys):
     assert rc == int(bool(bad))  # the bad documents failed, the batch carried on
     io = capsys.readouterr()
     assert "scored 12 documents, 60 fields" in io.out
+    n_audit = re.search(r"(\d+) accepted fields sampled for audit \(rate 0.5\)", io.out)
     assert (f"{len(bad)} failed" in io.out) == bool(bad)
     for d in bad:
         assert f"{d}: error: " in io.err
@@ -102,7 +107,13 @@ def test_ray_rows_equal_single_process_rows(local_ray, batch, extra, capsys):
     scans = {d for d, _ in got if d.startswith("scan-")}
     assert len(scans) == 3 and all(got[(d, "total")]["status"] == "ok" for d in scans)
     assert any(r["confidence"] is not None for r in got.values())
-    if extra:  # the batch is shifted: with --on-shift review every field goes to review
+    assert all(r["audit_rate"] == 0.5 for r in got.values())
+    audited = [r for r in got.values() if r["audit"]]  # the same rows as in one process
+    assert audited or "--on-shift" in extra  # seeded: this batch has audited rows
+    assert int(n_audit.group(1)) == len(audited)
+    assert all(r["reasons"][0].startswith("audit sample") for r in audited)
+    assert all(r["p_sample"] == 0.5 and r["decision"] == "review" for r in audited)
+    if "--on-shift" in extra:  # a shifted batch: with --on-shift review every field is reviewed
         assert got[("d000", "total")]["batch_shift_p"] < 0.01
         assert all(r["decision"] == "review" for r in got.values())
         assert any("batch unlike" in "".join(r["reasons"]) for r in got.values())

@@ -70,17 +70,27 @@ def test_a_shifted_batch_sends_to_review_only_with_on_shift_review():
     assert "_shift" not in out.column_names
 
 
-def test_runs_reader_later_lines_and_files_win_and_a_cut_line_is_skipped(tmp_path):
-    from confidence.ray.pipeline import _read_runs
+def test_runs_index_later_lines_and_files_win_and_a_cut_line_is_skipped(tmp_path):
+    import gzip
 
-    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
-    one.write_text('{"doc_id": "a", "v": 1}\n{"doc_id": "b", "v": 1}\n')
-    two.write_text('{"doc_id": "b", "v": 2}\n{"doc_id": "c", "v": 1}\n{"doc_id": "c", "v": 2}\n'
+    from confidence.ray.pipeline import _index_runs
+
+    one, two = tmp_path / "one.jsonl.gz", tmp_path / "two.jsonl"
+    with gzip.open(one, "wt") as fh:  # compressed: spooled, then read by offset like the rest
+        fh.write('{"doc_id": "a", "v": 1}\n{"doc_id": "b", "v": 1}\n{"doc_id": "e", "v": 1}\n')
+    two.write_text('{"doc_id": "b", "v": 2}\n{"doc_id": "c", "v": 1}\n{"v": 3, "doc_id": "c"}\n'
                    '{"doc_id": "d", "v": ')  # fmt: skip
-    items = {d: {"path": f"{d}.pdf", "problem": None, "meta": None} for d in "abcd"}
-    with pytest.warns(UserWarning, match="cut short"):
-        tables = list(_read_runs(None, files=[str(one), str(two)], items=items, skip={"a"}, size=2))
-    rows = [r for t in tables for r in t.to_pylist()]
-    got = {r["doc_id"]: json.loads(r["run"])["v"] for r in rows}
-    assert got == {"b": 2, "c": 2}  # a: already scored; d: cut short (then "not in --runs")
-    assert all(r["path"] == f"{r['doc_id']}.pdf" for r in rows)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    with pytest.warns(UserWarning, match="line 4 is cut short"):
+        where = _index_runs([str(one), str(two)], set("abcd"), skip={"a"}, spool=spool)
+
+    def line(doc):
+        with open(where[doc][0], "rb") as fh:
+            fh.seek(where[doc][1])
+            return json.loads(fh.readline())
+
+    # a: already scored; d: cut short (then "not in --runs"); e: not asked for
+    assert set(where) == {"b", "c"}
+    assert line("b")["v"] == 2 and line("c")["v"] == 3  # a later file, a later line wins
+    assert where["b"][0] == str(two) and str(spool) not in where["b"][0]
