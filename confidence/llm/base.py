@@ -8,13 +8,14 @@ log-probabilities with the top-k alternatives. Clients must never log API keys.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Any, Protocol, runtime_checkable
 
 Message = dict[str, str]
 """``{"role": "system"|"user"|"assistant", "content": str}``."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TokenLogprob:
     """One generated token with its log-probability and the top-k alternatives.
 
@@ -36,10 +37,12 @@ class TokenLogprob:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TokenLogprob:
+        # runs files hold hundreds of tokens per document, mostly the same few strings: interned,
+        # a batch of documents keeps one copy of each token text
         return cls(
-            str(d["token"]),
+            intern(str(d["token"])),
             float(d["logprob"]),
-            tuple((str(t), float(lp)) for t, lp in d.get("top", ())),
+            tuple((intern(str(t)), float(lp)) for t, lp in d.get("top", ())),
         )
 
 

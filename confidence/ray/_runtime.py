@@ -35,6 +35,9 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, *, quiet: 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report over the network
     kwargs: dict[str, Any] = {"log_to_driver": not quiet, "logging_level": "ERROR"}
     if address is None:
+        # Ray lowers its workers to nice 15 by default; an embedded Ray stands in for the process
+        # pool of --n-jobs, so its workers run at the user's priority (override: set the variable)
+        os.environ.setdefault("RAY_worker_niceness", "0")
         # everything on the loopback interface: an embedded Ray talks to nobody else
         kwargs.update(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1")
     ray.init(address=address, **kwargs)

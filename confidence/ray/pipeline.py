@@ -27,7 +27,7 @@ from confidence.ray.stages import score as score_stage
 
 # documents per block and per model call when scoring recorded runs without OCR: big enough
 # that the engine's per-call cost is small, small enough that both CPUs stay busy to the end
-_RUNS_BLOCK = 256
+_RUNS_BLOCK = 512
 _PART = re.compile(r"part-(\d{5})-[0-9a-f]{16}\.parquet$")
 _DOC_ID = re.compile(rb'^\{\s*"doc_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 

@@ -260,24 +260,15 @@ class _Scorer:
             [s.doc_id for s in scores],
             [s.decision if s.status == "ok" else "review" for s in scores],
         )
-        out = []
-        for s, sh in zip(scores, shift, strict=True):
-            d = s.to_dict()
-            d["straight_through"] = through[s.doc_id]
-            d["_shift"] = sh
-            out.append(d)
         top = self.engine.top_features(opts["features"]) if opts["features"] else []
-        return scored_table(out, top)
+        return _columns_table(scores, top, through, shift)
 
 
-def scored_table(rows: list[dict[str, Any]], features: list[str] = ()):
-    """Scored rows as an Arrow table with fixed columns and types, the same in every batch:
-    :data:`~confidence.scores.SCORED_COLUMNS`, one ``feature.<name>`` per name of ``features``
-    (the engine's top features), ``straight_through`` (the single-process order), then the
-    private columns the rows carry."""
+def _arrow_types() -> dict:
+    """Arrow types of the scored columns that are not text (pyarrow is imported lazily)."""
     import pyarrow as pa
 
-    types = {
+    return {
         "confidence": pa.float64(),
         "threshold": pa.float64(),
         "novelty_p": pa.float64(),
@@ -291,15 +282,46 @@ def scored_table(rows: list[dict[str, Any]], features: list[str] = ()):
         "_shift": pa.list_(pa.string()),
         "_run": pa.int64(),
     }
-    cols = [*SCORED_COLUMNS, *(FEATURE_PREFIX + n for n in features), "straight_through"]
-    for r in rows:
-        cols.extend(k for k in r if k not in cols)
-    schema = pa.schema(
+
+
+def _columns_table(scores, top: list[str], through: dict[str, bool], shift: list):
+    """:func:`scored_table` of :class:`~confidence.scores.FieldScore` rows, built column by
+    column (no dict per row): the same table as ``scored_table([s.to_dict() ...])``."""
+    import pyarrow as pa
+
+    cols: dict[str, list] = {c: [getattr(s, c) for s in scores] for c in SCORED_COLUMNS}
+    cols["reasons"] = [list(s.reasons) for s in scores]
+    for n in top:
+        cols[FEATURE_PREFIX + n] = [(s.features or {}).get(n) for s in scores]
+    cols["straight_through"] = [through[s.doc_id] for s in scores]
+    cols["_shift"] = shift
+    schema = _schema(list(cols))
+    return pa.Table.from_arrays([pa.array(cols[f.name], f.type) for f in schema], schema=schema)
+
+
+def _schema(cols: list[str]):
+    import pyarrow as pa
+
+    types = _arrow_types()
+    return pa.schema(
         [
             pa.field(c, types.get(c, pa.float64() if c.startswith("feature.") else pa.string()))
             for c in cols
         ]
     )
+
+
+def scored_table(rows: list[dict[str, Any]], features: list[str] = ()):
+    """Scored rows as an Arrow table with fixed columns and types, the same in every batch:
+    :data:`~confidence.scores.SCORED_COLUMNS`, one ``feature.<name>`` per name of ``features``
+    (the engine's top features), ``straight_through`` (the single-process order), then the
+    private columns the rows carry."""
+    import pyarrow as pa
+
+    cols = [*SCORED_COLUMNS, *(FEATURE_PREFIX + n for n in features), "straight_through"]
+    for r in rows:
+        cols.extend(k for k in r if k not in cols)
+    schema = _schema(cols)
     return pa.Table.from_pylist([{c: r.get(c) for c in cols} for r in rows], schema=schema)
 
 

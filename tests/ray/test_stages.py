@@ -94,3 +94,24 @@ def test_runs_index_later_lines_and_files_win_and_a_cut_line_is_skipped(tmp_path
     assert set(where) == {"b", "c"}
     assert line("b")["v"] == 2 and line("c")["v"] == 3  # a later file, a later line wins
     assert where["b"][0] == str(two) and str(spool) not in where["b"][0]
+
+
+def test_the_actors_column_table_equals_the_row_table():
+    from confidence.ray.stages import _columns_table
+    from confidence.scores import FieldScore
+
+    scores = [
+        FieldScore("a", "total", "amount", "9.00", "9.00", None, 0.93, "accept", 0.9, "field",
+                   reasons=("Hunter and Mapper agree",), features={"lp_mean": -0.1}),
+        FieldScore("a", "date", "date", None, None, None, None, "review", None, "global",
+                   status="error", error="a.pdf: boom", audit=True, p_sample=1.0),
+    ]  # fmt: skip
+    through, shift = {"a": False}, [None, [_PLACEHOLDER]]
+    rows = [
+        {**s.to_dict(), "straight_through": through[s.doc_id], "_shift": sh}
+        for s, sh in zip(scores, shift, strict=True)
+    ]
+    want = scored_table(rows, ["lp_mean", "hv_len"])
+    got = _columns_table(scores, ["lp_mean", "hv_len"], through, shift)
+    assert got.equals(want)
+    assert got["feature.lp_mean"].to_pylist() == [-0.1, None]
