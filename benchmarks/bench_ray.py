@@ -120,9 +120,11 @@ def run_child(args: list[str]) -> dict:
     return out
 
 
-def bench_scoring(tmp: Path, n_fields: int, res: dict | None = None, save=None) -> dict:
+def bench_scoring(
+    tmp: Path, n_fields: int, res: dict | None = None, save=None, only_full: bool = False
+) -> dict:
     res = res if res is not None else {"sizes": {}}
-    for size in (n_fields // 4, n_fields):
+    for size in (n_fields,) if only_full else (n_fields // 4, n_fields):
         ds, runs, n_docs = make_runs_dataset(tmp / f"s{size}", size)
         single = run_child(["single", str(ds), str(runs), str(tmp / f"single{size}.jsonl")])
         ray = run_child(["ray2", str(ds), str(runs), str(tmp / f"ray{size}")])
@@ -136,6 +138,7 @@ def bench_scoring(tmp: Path, n_fields: int, res: dict | None = None, save=None) 
             "ray_fields_per_s": round(n / ray["seconds"], 1),
             "throughput_ratio": round(single["seconds"] / ray["seconds"], 3),
         }
+        row["load_avg"] = os.getloadavg()[0]
         res["sizes"][str(n)] = row
         if save is not None:  # each size is kept as soon as it is measured
             save()
@@ -209,6 +212,9 @@ def main() -> None:
         default=None,
         help="measure only the other part (the skipped one is kept from --out)",
     )
+    p.add_argument(
+        "--only-full", action="store_true", help="score only --fields, not also a quarter of it"
+    )
     p.add_argument("--out", default=str(HERE / "results" / "ray.json"))
     args = p.parse_args()
     res: dict = {}
@@ -224,7 +230,10 @@ def main() -> None:
             _write(res, args.out)  # each part is kept as soon as it is measured
         if args.skip != "scoring":
             res["scoring"] = {"sizes": {}}
-            bench_scoring(Path(tmp), args.fields, res["scoring"], lambda: _write(res, args.out))
+            bench_scoring(
+                Path(tmp), args.fields, res["scoring"], lambda: _write(res, args.out),
+                only_full=args.only_full,
+            )  # fmt: skip
     _write(res, args.out)
     print(json.dumps({k: v for k, v in res.items() if k.startswith("summary")}, indent=2))
 

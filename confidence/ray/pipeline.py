@@ -11,9 +11,7 @@ rows replacing the old) and then rewrites the final rows, whose batch columns
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 import tempfile
 import warnings
@@ -65,28 +63,6 @@ class RayJob:
 
 
 # -------------------------------------------------------------------------------------- parts
-def _write_part(batch, *, parts: str, run: int):
-    """Write one scored batch to ``parts`` atomically, named by its rows (idempotent)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    if batch.num_rows == 0:
-        return pa.table({"rows": pa.array([], pa.int64())})
-    t = batch.append_column("_run", pa.array([run] * batch.num_rows, pa.int64()))
-    keys = "\n".join(
-        f"{d}\t{f}" for d, f in zip(t["doc_id"].to_pylist(), t["field"].to_pylist(), strict=True)
-    )
-    name = f"part-{run:05d}-{hashlib.sha256(keys.encode()).hexdigest()[:16]}.parquet"
-    fd, tmp = tempfile.mkstemp(dir=parts, suffix=".tmp")
-    os.close(fd)
-    try:
-        pq.write_table(t, tmp)
-        os.replace(tmp, Path(parts) / name)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return pa.table({"rows": pa.array([t.num_rows], pa.int64())})
-
-
 def _scan(parts: Path) -> tuple[dict[str, dict[str, Any]], int]:
     """Per document the summary of its latest run's rows in ``parts``, and the last run id."""
     import pyarrow.parquet as pq
@@ -169,11 +145,9 @@ def _finish(ray, out: Path, parts: Path, engine_domain, on_shift: str, n_skipped
 
 
 def _score_and_write(ds, schema, parts: Path, run: int, **score_kw) -> None:
-    ds = score_stage(ds, schema, **score_kw)
-    ds = ds.map_batches(  # file writes: no CPU reserved, so they never wait behind the actors
-        _write_part, batch_size=None, batch_format="pyarrow", num_cpus=0,
-        fn_kwargs={"parts": str(parts), "run": run},
-    )  # fmt: skip
+    # each score actor writes its batches into the parts itself: no writer tasks (on a small
+    # machine Ray would start a fresh worker process for each) and no rows through the store
+    ds = score_stage(ds, schema, parts=str(parts), run=run, **score_kw)
     for _ in ds.iter_batches(batch_size=None):  # run the job; the rows are in the parts
         pass
 

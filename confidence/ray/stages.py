@@ -24,6 +24,7 @@ the reason, as in the single-process path.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -184,6 +185,29 @@ def extract(
 
 
 # -------------------------------------------------------------------------------------- score
+def _write_part(batch, *, parts: str, run: int):
+    """Write one scored batch to ``parts`` atomically, named by its rows (idempotent): a batch
+    retried after a worker died rewrites the same file. Returns its row count as a table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if batch.num_rows == 0:
+        return pa.table({"rows": pa.array([], pa.int64())})
+    t = batch.append_column("_run", pa.array([run] * batch.num_rows, pa.int64()))
+    keys = "\n".join(
+        f"{d}\t{f}" for d, f in zip(t["doc_id"].to_pylist(), t["field"].to_pylist(), strict=True)
+    )
+    name = f"part-{run:05d}-{hashlib.sha256(keys.encode()).hexdigest()[:16]}.parquet"
+    fd, tmp = tempfile.mkstemp(dir=parts, suffix=".tmp")
+    os.close(fd)
+    try:
+        pq.write_table(t, tmp)
+        os.replace(tmp, Path(parts) / name)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return pa.table({"rows": pa.array([t.num_rows], pa.int64())})
+
+
 class _Scorer:
     """The engine loaded once per actor; one batch of documents scored in one model call."""
 
@@ -261,7 +285,10 @@ class _Scorer:
             [s.decision if s.status == "ok" else "review" for s in scores],
         )
         top = self.engine.top_features(opts["features"]) if opts["features"] else []
-        return _columns_table(scores, top, through, shift)
+        table = _columns_table(scores, top, through, shift)
+        if opts.get("parts") is not None:
+            return _write_part(table, parts=opts["parts"], run=opts["run"])
+        return table
 
 
 def _arrow_types() -> dict:
@@ -341,6 +368,8 @@ def score(
     actors: int | tuple[int, int] = 1,
     num_cpus: float = 1.0,
     batch_size: int = 64,
+    parts: str | None = None,
+    run: int = 0,
 ):
     """Score every document's reading in an actor pool holding the engine (loaded once each).
 
@@ -349,7 +378,10 @@ def score(
     only when ``documents``). ``batch_shift_p`` is left empty and ``on_shift`` applies only to
     out-of-domain documents until :func:`finalize` has the whole batch. ``audit_rate`` and
     ``audit_seed`` sample accepted fields into review as in one process (the draw is a hash of
-    doc_id and field, so it does not depend on how documents are batched).
+    doc_id and field, so it does not depend on how documents are batched). With ``parts`` (a
+    folder) each actor writes every scored batch there itself, atomically, as
+    ``part-RUN-HASH.parquet`` (a retried batch rewrites the same file), and the dataset holds
+    one row count per batch instead of the rows.
     """
     from confidence.audit import check_audit_rate
 
@@ -363,6 +395,8 @@ def score(
         "features": features,
         "audit_rate": check_audit_rate(audit_rate),
         "audit_seed": int(audit_seed),
+        "parts": parts,
+        "run": int(run),
     }
     return ds.map_batches(
         _Scorer,

@@ -163,6 +163,15 @@ def test_resume_skips_documents_already_written(local_ray, batch, tmp_path):
     assert _rows(out).keys() == want.keys()  # ... and their new rows replace the old
 
 
+def test_embedded_workers_run_at_the_users_priority(local_ray):
+    @local_ray.remote(num_cpus=0)
+    def niceness():
+        return os.nice(0)
+
+    # Ray's default lowers workers to nice 15: a stand-in for --n-jobs must not yield to all
+    assert local_ray.get(niceness.remote()) == os.nice(0)
+
+
 def test_missing_ray_names_the_extra(monkeypatch):
     import sys
 

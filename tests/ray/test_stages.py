@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("pyarrow")
 
-from confidence.ray.pipeline import _scan, _write_part
-from confidence.ray.stages import _PLACEHOLDER, _finalize_batch, scored_table
+from confidence.ray.pipeline import _scan
+from confidence.ray.stages import _PLACEHOLDER, _finalize_batch, _write_part, scored_table
 from confidence.routing import SHIFTED_BATCH
 
 INSTRUCTION = "instruction-like text near the value"
