@@ -259,6 +259,16 @@ def write_card(work: Path, model_out: Path, n_runs: int, n_receipt_runs: int) ->
         "| LLM calls/doc |"
     )
     sep = "|---" * 9 + "|"
+    dom = getattr(engine, "domain_", None)
+    domain = "No out-of-domain reference (too few documents)."
+    if dom is not None:
+        per = ", ".join(f"`{k}` {c.n_documents} documents" for k, c in sorted(dom.schemas_.items()))
+        domain = f"""## Out-of-domain reference
+
+`domain.json`: rank sketch of {len(dom.columns)} columns of the training documents' feature rows
+(no field-type one-hot), held-out distances kept per schema (field-set fingerprint: {per}); a
+document of another schema is compared with the pooled distances, with a warning
+(`docs/monitoring.md`)."""
 
     def table(m):
         rows = sorted(m["methods"].items(), key=lambda kv: -(kv[1]["auroc"] or 0))
@@ -305,6 +315,8 @@ field name — see `docs/features.md`), trained also on one-reading copies of th
 {meta["params"]["target_accuracy"]:.0%} accuracy with probability
 {meta["params"]["confidence_level"]:.0%} (Learn then Test). Fields with a threshold:
 {certified}.
+
+{domain}
 
 ## Held-out synthetic documents
 
