@@ -21,7 +21,10 @@ ways :meth:`~confidence.engine.ConfidenceEngine.score` can see it
 
 For each: AUROC and AURC of the engine beside ``logprob_mean`` (``exp`` of the mean token
 logprob of the Hunter's value, :mod:`confidence.evaluation.baselines`) on the *same rows*
-(the rows' correctness is the engine's reported value's: the Hunter's, else the Mapper's).
+(the rows' correctness is the engine's reported value's: the Hunter's, else the Mapper's), the
+oracle's AURC (correct fields first: the floor) and each method's coverage at 99 % accuracy as
+a share of the oracle's (the share of correct fields), and for each engine the share of fields
+its shipped thresholds accept (``routing``: ``accepted`` and the accuracy of the accepted).
 Several ``--model`` folders (``NAME=DIR``) are compared side by side, e.g. a model trained
 without ``--single-reading``.
 """
@@ -54,17 +57,24 @@ def _row(name: str, m: dict) -> str:
     def f(v, d=3):
         return "    -" if v is None else f"{v:.{d}f}"
 
-    return f"  {name:14} AUROC {f(m['auroc'])}  AURC {f(m['aurc'], 4)}"
+    acc = m.get("routing", {}).get("accepted")
+    accepted = "" if acc is None else f"  accepted {f(acc)}"
+    return (
+        f"  {name:14} AUROC {f(m['auroc'])}  AURC {f(m['aurc'], 4)}  cov@99%/oracle "
+        f"{f(m['coverage_at_accuracy_0.99_of_oracle'])}{accepted}"
+    )
 
 
 def run(work: Path, models: dict[str, Path | None], cache_dir: str | None) -> dict:
     from confidence.calibration import evaluate_scores
+    from confidence.calibration.metrics import aurc_oracle
     from confidence.datasets.folder import Dataset
     from confidence.documents.cache import DocumentCache
     from confidence.engine import ConfidenceEngine
     from confidence.evaluation.baselines import fill_missing
     from confidence.evaluation.table import build_table
     from confidence.records import load_runs
+    from confidence.routing import decide
 
     engines = {k: ConfidenceEngine.load(v) for k, v in models.items()}
     cache = DocumentCache(cache_dir)
@@ -87,13 +97,25 @@ def run(work: Path, models: dict[str, Path | None], cache_dir: str | None) -> di
                 "logprob_mean": evaluate_scores(table.y, cols["logprob_mean"]),
             }
             for name, eng in engines.items():
-                out[name] = evaluate_scores(table.y, eng.predict_confidence(table.rows.X))
+                conf = eng.predict_confidence(table.rows.X)
+                out[name] = evaluate_scores(table.y, conf)
+                lam, _ = eng.thresholds_.lookup_many(table.rows.fields, table.rows.field_types)
+                acc = decide(conf, lam) == "accept"
+                out[name]["routing"] = {
+                    "accepted": float(acc.mean()),
+                    "accuracy_of_accepted": float(table.y[acc].mean()) if acc.any() else None,
+                }
+            out["aurc_oracle"] = aurc_oracle(table.y)
+            for name in [*engines, "logprob_mean"]:
+                cov = out[name]["coverage_at_accuracy_0.99"]
+                out[name]["coverage_at_accuracy_0.99_of_oracle"] = cov / table.y.mean()
             results[kind][variant] = out
             took = time.perf_counter() - t
             print(f"\n== {kind}, {variant} ({table.n_documents} docs, {len(table)} fields, "
                   f"failure rate {out['failure_rate']:.3f}; {took:.0f} s)")  # fmt: skip
             for name in [*engines, "logprob_mean"]:
                 print(_row(name, out[name]))
+            print(f"  oracle AURC {out['aurc_oracle']:.4f}")
     return results
 
 

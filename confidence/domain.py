@@ -15,6 +15,13 @@ The thresholds' guarantee holds for documents that resemble the ones they were c
    at least as far, ``(1 + #{d_ref >= d}) / (n_ref + 1)``. The reference documents are split in
    two: one half sketches ``F`` and ``S``, the other gives ``d_ref``, so an in-domain document's
    p-value is (super-)uniform.
+   **Per schema (Mondrian).** Given each row's schema key (``schemas``, see
+   :mod:`confidence.domain_schemas`), the split is drawn within each schema and the held-out
+   distances are kept per schema too: a document is compared with the reference documents of
+   its own schema (the rank sketch and covariance stay pooled: they only define the distance),
+   so its p-value is (super-)uniform whatever the mix of schemas of the reference. A document of
+   a schema the reference has not seen is compared with the pooled distances, and
+   :attr:`DomainCheck.reference` says so (``"pooled"``).
    Columns that a caller may lack as a whole (``optional_columns``: the page features, absent
    when scoring without documents) get a second calibration without them: a document whose rows
    have none of them is compared on the other columns only, against reference distances
@@ -60,15 +67,19 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from confidence import persistence
+from confidence.domain_schemas import POOLED, SchemaCalibration, conformal_p
 from confidence.features.build import FEATURE_NAMES
 
 __all__ = ["DomainCheck", "DomainReference", "domain_columns"]
 
 
 def domain_columns(X, names: Sequence[str] = FEATURE_NAMES, *, min_present: float = 0.05):
-    """Indices of the columns worth comparing: not the field-type one-hot nor the arithmetic
-    consistency flags (``cons_*``: whether they exist depends on the schema's fields, not on the
-    documents), present in at least ``min_present`` of the rows and not constant.
+    """Indices of the columns worth comparing: not the field-type one-hot (``type_*``: fixed by
+    the schema, so within a schema it carries nothing about the documents, and for a schema the
+    reference has not seen it would make the mix of field types look novel), present in at
+    least ``min_present`` of the rows and not constant. The arithmetic consistency flags
+    (``cons_*``) are compared: within a schema whether amounts add up depends on the documents
+    and the readings, and the per-schema distances absorb that some schemas have no such flags.
 
     Examples
     --------
@@ -80,8 +91,7 @@ def domain_columns(X, names: Sequence[str] = FEATURE_NAMES, *, min_present: floa
     out = []
     for j, name in enumerate(names):
         v = X[:, j][np.isfinite(X[:, j])]
-        schema_made = name.startswith(("type_", "cons_"))
-        if not schema_made and len(v) >= min_present * len(X) and np.ptp(v) > 0:
+        if not name.startswith("type_") and len(v) >= min_present * len(X) and np.ptp(v) > 0:
             out.append(j)
     return out
 
@@ -113,6 +123,8 @@ class DomainCheck:
     ``doc_ids`` in first-seen order with their ``novelty_p`` (small = unlike the reference) and
     ``out_of_domain`` (``novelty_p < alpha``); ``share_novel`` the batch's share of such
     documents, ``batch_p`` Fisher's combination of the p-values and ``shifted`` the verdict.
+    ``reference`` per document: the schema key whose reference documents it was compared with,
+    or ``"pooled"`` (a schema the reference has not seen, or a reference without schemas).
     """
 
     doc_ids: tuple[str, ...]
@@ -121,6 +133,12 @@ class DomainCheck:
     share_novel: float
     batch_p: float
     shifted: bool
+    reference: tuple[str, ...] = ()
+
+    @property
+    def pooled_documents(self) -> tuple[str, ...]:
+        """The documents compared with the pooled reference (``reference == "pooled"``)."""
+        return tuple(d for d, r in zip(self.doc_ids, self.reference, strict=True) if r == POOLED)
 
     def per_document(self) -> dict[str, tuple[float, bool]]:
         """doc_id -> (novelty_p, out_of_domain)."""
@@ -130,7 +148,7 @@ class DomainCheck:
         }
 
 
-@persistence.register_part("domain_reference", format_version=1)
+@persistence.register_part("domain_reference", format_version=2)
 class DomainReference(BaseEstimator):
     """A sketch of reference feature rows and the novelty test against it (module docstring).
 
@@ -181,31 +199,64 @@ class DomainReference(BaseEstimator):
         self.max_median = max_median
         self.random_state = random_state
 
-    def fit(self, X, *, groups) -> DomainReference:
-        """Sketch reference rows ``X`` (one per field; ``groups`` = their documents)."""
+    def fit(self, X, *, groups, schemas=None) -> DomainReference:
+        """Sketch reference rows ``X`` (one per field; ``groups`` = their documents).
+
+        ``schemas`` (one key per row, constant within a document, e.g.
+        :func:`~confidence.domain_schemas.row_schema_keys`) keeps the held-out distances per
+        schema (module docstring); without it the reference is pooled.
+        """
         self._validate_params()
         X = np.asarray(X, dtype=float)[:, list(self.columns)]
         groups = np.asarray(groups)
         if len(X) != len(groups):
             raise ValueError("groups needs one document id per row of X")
-        docs = np.unique(groups)
-        if len(docs) < 20:
-            raise ValueError(f"{len(docs)} reference documents; need at least 20")
+        doc_key = self._doc_keys(groups, schemas)
+        if len(doc_key) < 20:
+            raise ValueError(f"{len(doc_key)} reference documents; need at least 20")
         rng = np.random.default_rng(self.random_state)
-        held = np.isin(groups, rng.choice(docs, size=len(docs) // 2, replace=False))
+        held_docs: list = []
+        for key in sorted(set(doc_key.values())):  # split within each schema
+            docs = sorted(d for d, k in doc_key.items() if k == key)
+            held_docs += list(rng.choice(docs, size=(len(docs) + 1) // 2, replace=False))
+        held = np.isin(np.asarray([str(g) for g in groups]), held_docs)
         self.values_ = [self._sketch(X[~held, j]) for j in range(X.shape[1])]
         Z = self._z(X[~held])
         self.precision_ = _round(LedoitWolf().fit(Z).precision_, 8)
-        self.reference_distances_ = np.sort(self._doc_distances(X[held], groups[held])[1])
-        core = self._core()
         self.core_precision_ = None
-        self.core_distances_ = None
+        core = self._core()
         if len(core) < X.shape[1]:
             self.core_precision_ = _round(LedoitWolf().fit(Z[:, core]).precision_, 8)
+        ids, dist = self._doc_distances(X[held], groups[held])
+        core_dist = None
+        if self.core_precision_ is not None:
             Xc = X[held].copy()
             Xc[:, ~np.isin(np.arange(X.shape[1]), core)] = np.nan
-            self.core_distances_ = np.sort(self._doc_distances(Xc, groups[held])[1])
+            core_dist = self._doc_distances(Xc, groups[held])[1]
+        self.reference_distances_ = np.sort(dist)
+        self.core_distances_ = None if core_dist is None else np.sort(core_dist)
+        self.schemas_ = {}
+        if schemas is not None:
+            keys = np.array([doc_key[i] for i in ids], dtype=object)
+            for key in sorted(set(keys)):
+                m = keys == key
+                self.schemas_[key] = SchemaCalibration(
+                    key, dist[m], None if core_dist is None else core_dist[m]
+                )
         return self
+
+    @staticmethod
+    def _doc_keys(groups, schemas) -> dict:
+        """document -> its schema key (one pooled key without ``schemas``)."""
+        if schemas is None:
+            return dict.fromkeys((str(g) for g in groups), POOLED)
+        if len(schemas) != len(groups):
+            raise ValueError("schemas needs one schema key per row")
+        out: dict[str, str] = {}
+        for g, k in zip(groups, schemas, strict=True):
+            if out.setdefault(str(g), str(k)) != str(k):
+                raise ValueError(f"document {g}: rows of two schemas ({out[str(g)]}, {k})")
+        return out
 
     def _core(self) -> np.ndarray:
         """Positions (within ``columns``) of the columns that are not optional."""
@@ -241,35 +292,49 @@ class DomainReference(BaseEstimator):
             lacking = ~np.isfinite(np.delete(X, core, axis=1)).any(axis=1)
             Zc = Z[np.ix_(lacking, core)]
             d[lacking] = np.einsum("ij,jk,ik->i", Zc, self.core_precision_, Zc)
-        ids, first, inv = np.unique(np.asarray(groups), return_index=True, return_inverse=True)
+        groups = np.asarray([str(g) for g in groups], dtype=object)
+        ids, first, inv = np.unique(groups, return_index=True, return_inverse=True)
         mean = np.bincount(inv, weights=d) / np.bincount(inv)
         order = np.argsort(first)  # first-seen order
         return [str(i) for i in ids[order]], mean[order]
 
-    def novelty_p(self, X, groups) -> tuple[list[str], np.ndarray]:
+    def novelty_p(self, X, groups, schemas=None) -> tuple[list[str], np.ndarray]:
         """(doc_ids, conformal p-value per document); small = unlike the reference."""
+        ids, p, _ = self._novelty(X, groups, schemas)
+        return ids, p
+
+    def _novelty(self, X, groups, schemas) -> tuple[list[str], np.ndarray, list[str]]:
         check_is_fitted(self, "values_")
         X = np.asarray(X, dtype=float)[:, list(self.columns)]
         ids, d = self._doc_distances(X, groups)
-        p = self._p(d, self.reference_distances_)
+        doc_key = self._doc_keys(groups, schemas)
+        lack = np.zeros(len(ids), dtype=bool)
         if self.core_distances_ is not None:  # documents scored without their optional columns
             opt = ~np.isin(np.arange(X.shape[1]), self._core())
             rows_with = np.isfinite(X[:, opt]).any(axis=1)
             has = {str(g) for g, w in zip(groups, rows_with, strict=True) if w}
             lack = np.array([i not in has for i in ids], dtype=bool)
-            p[lack] = self._p(d[lack], self.core_distances_)
-        return ids, p
+        p = np.empty(len(ids))
+        ref = [doc_key[i] if doc_key[i] in self.schemas_ else POOLED for i in ids]
+        for key in set(ref):
+            m = np.array([r == key for r in ref], dtype=bool)
+            for core in (False, True):
+                mm = m & (lack if core else ~lack)
+                if not mm.any():
+                    continue
+                if key == POOLED:
+                    pooled = self.core_distances_ if core else self.reference_distances_
+                    p[mm] = conformal_p(d[mm], pooled)
+                else:
+                    p[mm] = self.schemas_[key].p_values(d[mm], core=core)
+        return ids, p, ref
 
-    @staticmethod
-    def _p(d: np.ndarray, ref: np.ndarray) -> np.ndarray:
-        n_far = len(ref) - np.searchsorted(ref, d, side="left")
-        return (1 + n_far) / (len(ref) + 1)
-
-    def check(self, X, groups) -> DomainCheck:
-        """Novelty per document and the batch verdict for rows ``X`` of documents ``groups``."""
-        ids, p = self.novelty_p(X, groups)
+    def check(self, X, groups, schemas=None) -> DomainCheck:
+        """Novelty per document and the batch verdict for rows ``X`` of documents ``groups``
+        (``schemas``: each row's schema key, as given to :meth:`fit`)."""
+        ids, p, ref = self._novelty(X, groups, schemas)
         share, batch_p, shifted = self.batch_verdict(p)
-        return DomainCheck(tuple(ids), p, p < self.alpha, share, batch_p, shifted)
+        return DomainCheck(tuple(ids), p, p < self.alpha, share, batch_p, shifted, tuple(ref))
 
     def batch_verdict(self, novelty_p) -> tuple[float, float, bool]:
         """(share out of domain, Fisher's combined p-value, shifted) of a batch's per-document
@@ -308,6 +373,7 @@ class DomainReference(BaseEstimator):
             "core_distances": None
             if self.core_distances_ is None
             else self.core_distances_.tolist(),
+            "schemas": [c.to_dict() for c in self.schemas_.values()],
         }
 
     @classmethod
@@ -320,6 +386,10 @@ class DomainReference(BaseEstimator):
         ref.core_precision_ = None if core is None else np.asarray(core, dtype=float)
         dist = d.get("core_distances")
         ref.core_distances_ = None if dist is None else np.asarray(dist, dtype=float)
+        cals = [SchemaCalibration.from_dict(c) for c in d.get("schemas", ())]
+        ref.schemas_ = {c.key: c for c in cals}
+        if any((c.core_distances is None) != (ref.core_precision_ is None) for c in cals):
+            raise ValueError("domain reference: per-schema distances do not match its columns")
         if ref.precision_.shape != (len(ref.columns),) * 2 or len(ref.values_) != len(ref.columns):
             raise ValueError("domain reference sketch does not match its columns")
         return ref

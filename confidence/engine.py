@@ -9,9 +9,11 @@
    ``confidence_level``;
 
 and, optionally, a :class:`~confidence.domain.DomainReference` (``domain.json``) sketching the
-feature rows of the documents the thresholds were certified on, so that :meth:`score` can tell
-a document or a batch that does not resemble them (``novelty_p``, ``out_of_domain``,
-``batch_shift_p`` columns; a warning; ``on_shift="review"`` routes them to review).
+feature rows of the training documents, calibrated per schema (a document is compared with the
+documents of its own field set; an unseen schema with all of them, with a warning), so that
+:meth:`score` can tell a document or a batch that does not resemble them (``novelty_p``,
+``out_of_domain``, ``batch_shift_p`` columns; a warning; ``on_shift="review"`` routes them to
+review).
 
 ``fit`` splits the *documents* three ways (fusion / calibration / thresholds, ``split``) so the
 calibrator and the threshold guarantee are fitted on documents the earlier stages never saw.
@@ -61,6 +63,7 @@ from confidence.calls.second_reading import (
     add_library_mapper,
 )
 from confidence.domain import DomainCheck, DomainReference, domain_columns, shift_warning
+from confidence.domain_schemas import row_schema_keys, unseen_schema_warning
 from confidence.errors import DatasetError, ModelError
 from confidence.features.build import (
     FEATURE_NAMES,
@@ -301,7 +304,9 @@ class ConfidenceEngine(BaseEstimator):
             target_accuracy=self.target_accuracy, confidence_level=self.confidence_level
         ).fit(p_thr, y[thr_m], fields[thr_m], types[thr_m])
         self.schema_ = schema
-        self.domain_ = self._domain_reference(X[cal_m | thr_m], groups[cal_m | thr_m])
+        # every labelled document (its raw feature rows, not the fusion's scores: the fusion
+        # split is as much "in domain" as the others), calibrated per schema
+        self.domain_ = self._domain_reference(X, groups, row_schema_keys(groups, fields, types))
         self.field_types_seen_ = sorted({str(t) for t in types})
         self.metrics_ = {
             "held_out": evaluate_scores(y[thr_m], p_thr),
@@ -315,8 +320,8 @@ class ConfidenceEngine(BaseEstimator):
         }
         return self
 
-    def _domain_reference(self, X, groups) -> DomainReference | None:
-        """Sketch of the calibration + threshold rows (None when too few documents)."""
+    def _domain_reference(self, X, groups, schemas) -> DomainReference | None:
+        """Sketch of the training rows, per-schema distances (None when too few documents)."""
         cols = domain_columns(X)
         page = document_mask()
         ref = DomainReference(
@@ -325,7 +330,7 @@ class ConfidenceEngine(BaseEstimator):
             random_state=self.random_state,
         )
         try:
-            return ref.fit(X, groups=groups)
+            return ref.fit(X, groups=groups, schemas=schemas)
         except ValueError:
             return None
 
@@ -445,7 +450,10 @@ class ConfidenceEngine(BaseEstimator):
         ok = np.array([s != "error" for s in rows.status], dtype=bool)
         if getattr(self, "domain_", None) is None or not ok.any():
             return None
-        return self.domain_.check(rows.X[ok], np.asarray(rows.doc_ids, dtype=object)[ok])
+        keys = row_schema_keys(rows.doc_ids, rows.fields, rows.field_types)
+        return self.domain_.check(
+            rows.X[ok], np.asarray(rows.doc_ids, dtype=object)[ok], schemas=keys[ok]
+        )
 
     def top_features(self, k: int) -> list[str]:
         """The ``k`` fused features with the largest total gain (most used by the model)."""
@@ -527,6 +535,11 @@ class ConfidenceEngine(BaseEstimator):
             why[i] = [AUDIT_REASON, *why[i]]
         prints = self.fingerprints()
         top = [(n, FEATURE_NAMES.index(n)) for n in self.top_features(features)] if features else []
+        if dom is not None and dom.pooled_documents and self.domain_.schemas_:
+            warnings.warn(
+                unseen_schema_warning(len(dom.pooled_documents), sorted(set(rows.fields))),
+                stacklevel=3,
+            )
         unseen = {t for t in rows.field_types if t not in self.field_types_seen_}
         if unseen:
             warnings.warn(

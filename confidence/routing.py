@@ -67,6 +67,8 @@ PHRASES: tuple[tuple[str, str, str], ...] = (
     ("agree_place_distance", "Hunter and Mapper read different places", "both read the same place"),
     ("agree_mapper_has_label", "no label next to the value", "value sits next to its label"),
     ("agree_", "Hunter and Mapper disagree", "Hunter and Mapper agree"),
+    ("cons_h", "amounts or dates do not add up", "amounts and dates add up"),
+    ("cons_m", "the Mapper's amounts or dates do not add up", "the Mapper's amounts add up"),
     ("lp_h_n_tokens", "unusual value length", "typical value length"),
     ("lp_m_n_tokens", "unusual value length", "typical value length"),
     ("lp_h_", "low token probability", "high token probability"),
@@ -116,6 +118,8 @@ _STATES: dict[tuple[str, float], tuple[str, str]] = {
     ("ocr_m_found", 0.0): ("Mapper's value not found on the page", ""),
     ("ocr_source_pdf", 1.0): ("", "digital PDF text"),
     ("ocr_source_pdf", 0.0): ("scanned page", ""),
+    ("cons_h", 0.0): ("amounts or dates do not add up", ""),
+    ("cons_h", 1.0): ("", "amounts and dates add up"),
     ("lay_in_table", 1.0): ("inside a table", ""),
     ("lay_in_table", 0.0): ("", "outside tables"),
 }

@@ -6,9 +6,9 @@ feature row per (document, schema field) out, with the values and identities of 
 field, its document and the two readings.
 
 Families (one module each, documented in ``docs/features.md``): disagreement (``agree_*``),
-logprobs (``lp_*``), OCR evidence (``ocr_*``), image quality (``q_*``), layout (``lay_*``) and
-the field type one-hot (``type_*``). The field *name* never enters: renaming a field leaves its
-row unchanged.
+logprobs (``lp_*``), arithmetic consistency of each reading (``cons_*``), OCR evidence
+(``ocr_*``), image quality (``q_*``), layout (``lay_*``) and the field type one-hot
+(``type_*``). The field *name* never enters: renaming a field leaves its row unchanged.
 
 The *reported value* is the Hunter's when it is present, else the Mapper's
 (:func:`reported_value`); the OCR-page, quality and layout families describe that value.
@@ -32,7 +32,7 @@ from confidence.documents.instructions import instruction_near
 from confidence.documents.search import document_index
 from confidence.documents.text import fold
 from confidence.errors import DatasetError
-from confidence.features import disagreement, image_quality, layout, logprobs, ocr
+from confidence.features import consistency, disagreement, image_quality, layout, logprobs, ocr
 from confidence.readings import FieldReading, RunRecord, document_status
 from confidence.schema import FIELD_TYPES, Field, Schema
 from confidence.types import Document
@@ -55,6 +55,7 @@ _TYPE_NAMES = tuple(f"type_{t}" for t in FIELD_TYPES)
 FEATURE_NAMES: tuple[str, ...] = (
     *disagreement.NAMES,
     *logprobs.NAMES,
+    *consistency.NAMES,
     *ocr.NAMES,
     *image_quality.NAMES,
     *layout.NAMES,
@@ -122,7 +123,7 @@ def reported_value(
     return None
 
 
-# logprob columns follow the disagreement ones (computed over whole documents)
+# logprob and consistency columns follow the disagreement ones (computed over whole documents)
 _N_BEFORE_LP = len(disagreement.NAMES)
 
 
@@ -179,7 +180,8 @@ def _matrix(rows: Iterable[tuple]) -> np.ndarray:
                 raise DatasetError(f"{_where(i, row)}: malformed tokens: {e}") from e
         raise
     rest = np.asarray(out, dtype=np.float64)
-    return np.hstack((rest[:, :_N_BEFORE_LP], lp, rest[:, _N_BEFORE_LP:]))
+    cons = consistency.values_batch(kept)
+    return np.hstack((rest[:, :_N_BEFORE_LP], lp, cons, rest[:, _N_BEFORE_LP:]))
 
 
 def _check(field: object, document: object, hunter: object, mapper: object) -> None:
@@ -284,13 +286,14 @@ class RecordRows:
 _COL = {n: i for i, n in enumerate(FEATURE_NAMES)}
 _AGREE = slice(_COL[disagreement.NAMES[0]], _COL[disagreement.NAMES[-1]] + 1)
 _LP = slice(_COL[logprobs.NAMES[0]], _COL[logprobs.NAMES[-1]] + 1)
+_CONS = slice(_COL[consistency.NAMES[0]], _COL[consistency.NAMES[-1]] + 1)
 _CHARS = _COL["ocr_value_chars"]
 
 
 def pageless_matrix(rows: list[tuple]) -> np.ndarray:
     """:func:`feature_matrix` for rows without a document, fast.
 
-    Only the families that need no page are computed (disagreement, logprobs,
+    Only the families that need no page are computed (disagreement, logprobs, consistency,
     value length, type); everything in :data:`DOCUMENT_FEATURES` is NaN. Equal to
     ``feature_matrix`` on an empty document with those columns blanked (tested), at a fraction
     of the cost.
@@ -307,6 +310,7 @@ def pageless_matrix(rows: list[tuple]) -> np.ndarray:
     # one batched pass over every reading's tokens (Hunter, Mapper interleaved)
     readings = [r for _, _, h, m in rows for r in (h, m)]
     X[:, _LP] = logprobs.token_stats_batch(readings).reshape(len(rows), -1)
+    X[:, _CONS] = consistency.values_batch(rows)
     types = np.array([f.type for f, *_ in rows], dtype=object)
     for t in set(types):
         col = _COL.get(f"type_{t}")

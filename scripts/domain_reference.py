@@ -1,5 +1,9 @@
 """Add the out-of-domain reference (``domain.json``) to the default model, without retraining.
 
+``scripts/train_default.py train`` makes it already (``ConfidenceEngine.fit``: every training
+document, per schema); this script rebuilds it alone, e.g. from other documents, and measures
+its false alarms. Distances are kept per schema as in ``fit``.
+
 Feature rows are rebuilt from the committed runs (``scripts/default_runs.jsonl.xz``,
 ``scripts/default_receipt_runs.jsonl.xz``), which hold the readings of every training document:
 
@@ -31,6 +35,7 @@ from confidence.datasets.synthetic.fields import SCHEMA
 from confidence.datasets.synthetic.receipts import RECEIPT_SCHEMA
 from confidence.documents.cache import DocumentCache
 from confidence.domain import DomainReference, domain_columns
+from confidence.domain_schemas import row_schema_keys
 from confidence.engine import ConfidenceEngine, default_model_dir
 from confidence.features.build import FEATURE_NAMES, document_mask, record_rows
 from confidence.records import as_run_record
@@ -50,13 +55,13 @@ def _records():
 
 
 def rows(folders=None, cache_dir=None):
-    """(X, doc_ids) of the scorable rows: every run without pages, or the documents of
-    ``folders`` with their pages."""
+    """(X, doc_ids, schema keys) of the scorable rows: every run without pages, or the
+    documents of ``folders`` with their pages."""
     wanted, cache = {}, DocumentCache(cache_dir) if cache_dir else None
     for folder in folders or ():
         ds = Dataset.open(folder, check_files=False)
         wanted.update({r.doc_id: ds.path_of(r) for r in ds.records})
-    Xs, ids = [], []
+    Xs, ids, keys = [], [], []
     for schema, recs in _records():
         keep = [r for d, r in recs.items() if folders is None or d in wanted]
         docs = None
@@ -71,16 +76,17 @@ def rows(folders=None, cache_dir=None):
         ok = np.array([s != "error" for s in rr.status], dtype=bool)
         Xs.append(rr.X[ok])
         ids += [d for d, k in zip(rr.doc_ids, ok, strict=True) if k]
-    return np.vstack(Xs), np.asarray(ids, dtype=object)
+        keys += list(row_schema_keys(rr.doc_ids, rr.fields, rr.field_types)[ok])
+    return np.vstack(Xs), np.asarray(ids, dtype=object), np.asarray(keys, dtype=object)
 
 
-def false_alarms(ref, X, ids, rng, batches, size) -> dict:
+def false_alarms(ref, X, ids, keys, rng, batches, size) -> dict:
     docs = np.unique(ids)
     size = min(size, len(docs) // 2)
     alarms, shares = 0, []
     for _ in range(batches):
         m = np.isin(ids, rng.choice(docs, size=size, replace=False))
-        chk = ref.check(X[m], ids[m])
+        chk = ref.check(X[m], ids[m], keys[m])
         alarms += chk.shifted
         shares.append(chk.share_novel)
     return {
@@ -103,31 +109,31 @@ def main(argv=None) -> None:
     ap.add_argument("--batch-size", type=int, default=50)
     args = ap.parse_args(argv)
     rng = np.random.default_rng(SEED)
-    X, ids = rows()  # every run, without pages
+    X, ids, keys = rows()  # every run, without pages
     if args.pages:
-        Xr, idr = rows(args.pages, args.cache_dir)
+        Xr, idr, kr = rows(args.pages, args.cache_dir)
         held = ~np.isin(ids, idr)
     else:
         ref_docs = rng.choice(np.unique(ids), size=len(np.unique(ids)) // 2, replace=False)
         held = ~np.isin(ids, ref_docs)
-        Xr, idr = X[~held], ids[~held]
+        Xr, idr, kr = X[~held], ids[~held], keys[~held]
     cols = domain_columns(Xr)
     page = document_mask()
     ref = DomainReference(
         columns=cols, optional_columns=[c for c in cols if page[c]], random_state=SEED
-    ).fit(Xr, groups=idr)
+    ).fit(Xr, groups=idr, schemas=kr)
     ref = persistence.from_dict(persistence.to_dict(ref))  # measure what is stored
     report = {
         "columns": [FEATURE_NAMES[c] for c in cols],
         "reference_documents": len(np.unique(idr)),
         "held_out_without_pages": false_alarms(
-            ref, X[held], ids[held], rng, args.batches, args.batch_size
+            ref, X[held], ids[held], keys[held], rng, args.batches, args.batch_size
         ),
     }
     if args.held_out:
-        Xh, idh = rows(args.held_out, args.held_out_cache_dir)
+        Xh, idh, kh = rows(args.held_out, args.held_out_cache_dir)
         report["held_out_with_pages"] = false_alarms(
-            ref, Xh, idh, rng, args.batches, args.batch_size
+            ref, Xh, idh, kh, rng, args.batches, args.batch_size
         )
     print(json.dumps(report, indent=1))
     if args.write:

@@ -245,6 +245,18 @@ def _row(name: str, m: dict) -> str:
     )
 
 
+def _cross_section(cross, table) -> str:
+    if cross is None:
+        return (
+            "## Cross-fitted over the training documents\n\nNot measured for this model "
+            "(`evaluate` of the training sets was not run to the end)."
+        )
+    return (
+        f"## Cross-fitted over the training documents ({cross['n_documents']} documents, "
+        f"5 folds)\n\n{table(cross)}"
+    )
+
+
 def write_card(work: Path, model_out: Path, n_runs: int, n_receipt_runs: int) -> None:
     """MODEL_CARD.md from the engine metadata and the three evaluations."""
     from confidence.engine import ConfidenceEngine
@@ -253,12 +265,23 @@ def write_card(work: Path, model_out: Path, n_runs: int, n_receipt_runs: int) ->
     meta = engine.to_dict()
     held = json.loads((model_out / "heldout_metrics.json").read_text())
     held_r = json.loads((model_out / "heldout_receipts_metrics.json").read_text())
-    cross = json.loads((model_out / "crossfit_metrics.json").read_text())
+    cross_file = model_out / "crossfit_metrics.json"
+    cross = json.loads(cross_file.read_text()) if cross_file.exists() else None
     head = (
         "| method | AUROC | AURC | excess AURC | cov@99% | cov@99% / oracle | ECE | Brier "
         "| LLM calls/doc |"
     )
     sep = "|---" * 9 + "|"
+    dom = getattr(engine, "domain_", None)
+    domain = "No out-of-domain reference (too few documents)."
+    if dom is not None:
+        per = ", ".join(f"`{k}` {c.n_documents} documents" for k, c in sorted(dom.schemas_.items()))
+        domain = f"""## Out-of-domain reference
+
+`domain.json`: rank sketch of {len(dom.columns)} columns of the training documents' feature rows
+(no field-type one-hot), held-out distances kept per schema (field-set fingerprints:
+{per}); a document of another schema is compared with the pooled distances, with a warning
+(`docs/monitoring.md`)."""
 
     def table(m):
         rows = sorted(m["methods"].items(), key=lambda kv: -(kv[1]["auroc"] or 0))
@@ -306,6 +329,8 @@ field name — see `docs/features.md`), trained also on one-reading copies of th
 {meta["params"]["confidence_level"]:.0%} (Learn then Test). Fields with a threshold:
 {certified}.
 
+{domain}
+
 ## Held-out synthetic documents
 
 {held["n_documents"]} documents, {held["n_fields"]} fields, failure rate {fail:.1%}.
@@ -326,9 +351,7 @@ Routing on these documents: {json.dumps(held["routing"])}
 
 Routing on these documents: {json.dumps(held_r["routing"])}
 
-## Cross-fitted over the training documents ({cross["n_documents"]} documents, 5 folds)
-
-{table(cross)}
+{_cross_section(cross, table)}
 
 Baselines missing for a field (e.g. an empty value has no value tokens) score 0.0, the lowest
 value. Methods absent from a table had no data in the runs (no samples / verbalized calls).

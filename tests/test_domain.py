@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import lzma
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,9 +15,12 @@ from confidence import persistence
 from confidence.cli import main
 from confidence.datasets.synthetic.fields import SCHEMA
 from confidence.domain import DomainReference, domain_columns
+from confidence.domain_schemas import POOLED, row_schema_keys
 from confidence.engine import ConfidenceEngine
+from confidence.features.build import record_rows
 from confidence.records import as_run_record
 from confidence.routing import EMPTY_UNCERTIFIED, overrides
+from confidence.schema import Schema
 
 RUNS = Path(__file__).resolve().parents[1] / "scripts" / "default_runs.jsonl.xz"
 
@@ -93,6 +97,24 @@ def test_score_flags_a_shifted_batch_and_stays_quiet_in_domain(engine, records):
     assert shifted[0].batch_shift_p < 1e-3
     assert {s.model_sha for s in shifted} == {engine.fingerprints()["model_sha"]}
     assert {s.llm for s in shifted} == {"SmolLM2-135M-Instruct.Q4_1"}
+
+
+def test_shipped_reference_is_per_schema_and_unseen_schemas_fall_back(engine, records):
+    """Invoices are compared with the training invoices (no warning); a schema the reference
+    was not built on (one field fewer) with the pooled reference documents, and it says so."""
+    key = row_schema_keys(["d"] * len(SCHEMA.fields), [f.name for f in SCHEMA.fields],
+                          [f.type for f in SCHEMA.fields])[0]  # fmt: skip
+    assert key in engine.domain_.schemas_ and len(engine.domain_.schemas_) == 2
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        engine.score(records[:40], SCHEMA)
+    assert not any("not built on" in str(w.message) for w in seen)
+    fewer = Schema(SCHEMA.name, SCHEMA.fields[:-1])
+    with pytest.warns(UserWarning, match="40 document.* the out-of-domain reference was not built"):
+        scored = engine.score(records[:40], fewer)
+    assert all(s.novelty_p is not None for s in scored)
+    rows = record_rows(records[:40], fewer)
+    assert engine.check_domain(rows).reference == (POOLED,) * 40
 
 
 def test_on_shift_review_routes_to_review(engine, records):

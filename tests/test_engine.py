@@ -444,7 +444,7 @@ def test_shipped_model_scores_one_reading_records_with_the_library_mapper(tmp_pa
     for name in ("subtotal", "vat", "total"):
         f = by[name].features
         assert f["agree_both_present"] == 1.0 and f["agree_equal"] == 1.0
-        assert f["ocr_m_found"] == 1.0
+        assert f["ocr_m_found"] == 1.0 and f["cons_h"] == 1.0 and f["cons_m"] == 1.0
     # without the documents: one reading, no Mapper-based features
     bare = {r.field: r for r in engine.score([record], schema, features=len(FEATURE_NAMES))}
     assert bare["total"].mapper_value is None and LIBRARY_MAPPER_NAME not in bare["total"].llm

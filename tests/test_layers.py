@@ -32,7 +32,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("confidence.readings", "confidence.records"),
     ("confidence.calls",),
     ("confidence.features",),
-    ("confidence.calibration", "confidence.fusion", "confidence.sampling", "confidence.domain"),
+    (
+        "confidence.calibration",
+        "confidence.fusion",
+        "confidence.sampling",
+        "confidence.domain",
+        "confidence.domain_schemas",
+    ),
     ("confidence.routing", "confidence.scores", "confidence.output", "confidence.audit"),
     ("confidence.engine",),
     # confidence.ray runs the engine's stages on Ray Data (the CLI above it calls it)

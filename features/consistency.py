@@ -1,0 +1,66 @@
+"""Arithmetic consistency features (``cons_*``): does a reading's value add up with the others?
+
+Per field and per reading (Hunter, Mapper), whether the reading's value of the field takes part
+in a satisfied relation with the *same reading's* values of the document's other fields
+(``net + tax = gross``, ``gross - prepaid = due``, ``tax ≈ rate × net``, ``due date >= issue
+date``; :func:`confidence.calls.consistency.relation_flags`): 1 when it does, 0 when every
+relation it takes part in is violated, NaN when none applies (the schema lacks the other fields,
+a value is absent or unreadable, or the field has no role). Fields are tied to roles by their
+concept, never by name, and the features need no page: they are computed on pageless rows too.
+
+The rows of one document are found by their document's ``doc_id`` (doc_ids are unique within a
+batch); a row alone in its document has nothing to add up with.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from confidence.calls.consistency import relation_flags
+from confidence.documents.normalize import is_empty
+from confidence.schema import Schema
+
+__all__ = ["NAMES", "values_batch"]
+
+NAMES: tuple[str, ...] = ("cons_h", "cons_m")
+_CODE = {True: 1.0, False: 0.0, None: math.nan}
+
+
+def _value(reading) -> str | None:
+    v = getattr(reading, "value", None)
+    return None if is_empty(v) else v
+
+
+def values_batch(rows: Sequence[tuple]) -> np.ndarray:
+    """Feature values of ``(field, document, hunter, mapper)`` rows, shape ``(n, len(NAMES))``.
+
+    Examples
+    --------
+    >>> from confidence.readings import FieldReading as R
+    >>> from confidence.schema import Field
+    >>> from confidence.types import Document
+    >>> doc = Document("d1", "", ())
+    >>> net, tax, gross = Field("net", "amount"), Field("tax", "amount"), Field("gross", "amount")
+    >>> values_batch([(net, doc, R("100.00"), R("100.00")), (tax, doc, R("19.00"), None),
+    ...               (gross, doc, R("119.00"), R("100.00"))]).tolist()
+    [[1.0, nan], [1.0, nan], [1.0, nan]]
+    """
+    out = np.full((len(rows), len(NAMES)), np.nan)
+    docs: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        docs.setdefault(getattr(row[1], "doc_id", ""), []).append(i)
+    for idx in docs.values():
+        if len(idx) < 2:
+            continue
+        first: dict[str, int] = {}
+        for i in idx:  # a field repeated within a document: its first row speaks for it
+            first.setdefault(rows[i][0].name, i)
+        schema = Schema("document", tuple(rows[i][0] for i in first.values()))
+        for col, pos in enumerate((2, 3)):
+            flags = relation_flags(schema, {n: _value(rows[i][pos]) for n, i in first.items()})
+            for i in idx:
+                out[i, col] = _CODE[flags[rows[i][0].name]]
+    return out

@@ -1,0 +1,77 @@
+"""Arithmetic consistency features (cons_*) through the one assembler."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from confidence.features.build import FEATURE_NAMES, feature_matrix, pageless_matrix, record_rows
+from confidence.readings import CallResult, FieldReading, RunRecord
+from confidence.schema import Field, Schema
+from confidence.types import Document
+
+SCHEMA = Schema(
+    "invoice",
+    (
+        Field("seller", "text"),
+        Field("subtotal", "amount", "Total before tax."),
+        Field("vat", "amount", "Tax amount."),
+        Field("total", "amount", "Total including tax."),
+    ),
+)
+COL = {n: i for i, n in enumerate(FEATURE_NAMES)}
+
+
+def record(doc_id, hunter, mapper=None):
+    def call(kind, values):
+        return CallResult(kind, {k: FieldReading(v) for k, v in values.items()})
+
+    return RunRecord(doc_id, call("hunter", hunter), call("mapper", mapper) if mapper else None)
+
+
+def cons(rows, i):
+    return rows.X[i, COL["cons_h"]], rows.X[i, COL["cons_m"]]
+
+
+def test_hand_computed_readings():
+    good = {"seller": "ACME", "subtotal": "649.50", "vat": "129.90", "total": "779.40"}
+    swapped = dict(good, subtotal="779.40", total="649.50")
+    rows = record_rows([record("a", good, swapped), record("b", swapped)], SCHEMA)
+    a = {f: cons(rows, i) for i, f in enumerate(rows.fields[:4])}
+    assert a["subtotal"] == (1.0, 0.0) and a["total"] == (1.0, 0.0)
+    assert math.isnan(a["seller"][0]) and math.isnan(a["seller"][1])
+    b = [cons(rows, i) for i in range(4, 8)]
+    assert [h for h, _ in b[1:]] == [0.0, 0.0, 0.0]
+    assert all(math.isnan(m) for _, m in b)  # no Mapper
+
+
+def test_absent_term_means_no_relation():
+    rows = record_rows(
+        [record("a", {"subtotal": "100.00", "vat": None, "total": "119.00"})], SCHEMA
+    )
+    assert np.isnan(rows.X[:, COL["cons_h"]]).all()
+
+
+def test_field_names_do_not_matter_only_concepts():
+    renamed = Schema(
+        "other",
+        (
+            Field("a", "text"),
+            Field("net_amount", "amount"),
+            Field("tax_amount", "amount"),
+            Field("grand_total", "amount"),
+        ),
+    )
+    vals = ["ACME", "649.50", "129.90", "779.40"]
+    r1 = record_rows([record("x", dict(zip(SCHEMA.names, vals, strict=True)))], SCHEMA)
+    r2 = record_rows([record("x", dict(zip(renamed.names, vals, strict=True)))], renamed)
+    np.testing.assert_array_equal(r1.X[:, COL["cons_h"]], r2.X[:, COL["cons_h"]])
+
+
+def test_pageless_and_page_paths_agree_on_consistency():
+    doc = Document("a", "", ())
+    vals = {"seller": "ACME", "subtotal": "649.50", "vat": "129.90", "total": "779.40"}
+    rows = [(f, doc, FieldReading(vals[f.name]), FieldReading("1.00")) for f in SCHEMA]
+    cols = [COL["cons_h"], COL["cons_m"]]
+    np.testing.assert_array_equal(feature_matrix(rows)[:, cols], pageless_matrix(rows)[:, cols])
