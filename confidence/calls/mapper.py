@@ -15,8 +15,10 @@ Steps:
 
 With ``reader="ranker"`` (the default) steps 1-2 are replaced by the learned candidate ranker
 (:mod:`confidence.calls.ranker`), which scores every candidate of every field from the same
-page-reading stack and also decides that a field is absent; the LLM call then chooses among the
-ranker's first options and is kept for its log-probabilities (``mode="ranker+llm"``).
+page-reading stack and also decides that a field is absent; the LLM call then scores the
+ranker's values in the grounded Hunter's prompt (a reply whose every value is fixed: one batched
+forward pass with the embedded model) and is kept for its log-probabilities
+(``mode="ranker+llm"``).
 
 A degenerate Mapper (most fields taken from one line) is flagged ``status="degenerate"``.
 """
@@ -345,8 +347,9 @@ def run_mapper(
     *,
     reader: str = "ranker",
     top_k: int = 3,
-    max_tokens: int = 384,
+    max_tokens: int = 512,
     top_logprobs: int = 5,
+    messages: list | None = None,
 ) -> CallResult:
     """Read the document's labelled values and map them to schema fields.
 
@@ -354,11 +357,19 @@ def run_mapper(
     ----------
     reader : {"ranker", "layout"}
         ``"ranker"`` reports the candidate ranker's top value of every field (nothing for a
-        field it finds absent); the LLM call, when a client is given, chooses among the
-        ranker's first ``top_k`` and is kept for its token log-probabilities (they describe the
-        ranker's value when the model picked it too, else the reading carries none).
+        field it finds absent); the LLM call, when a client is given, *scores* those values:
+        its reply schema allows exactly the ranker's value for each field, so a client that
+        forces fixed tokens (:class:`~confidence.llm.local.LocalLlamaClient`) evaluates the
+        whole reply in one batched forward pass, without sampling, and every value carries the
+        model's log-probabilities of its tokens. The prompt is the grounded Hunter's
+        (``messages``), so the client reuses its evaluated prefix; ``top_k`` is the number of
+        ranker options counted in ``n_candidates``.
         ``"layout"`` is the pre-ranker reading: the page's labels mapped by their cues, the
-        LLM's choice reported.
+        LLM's choice among each label's options reported (the remote-model path).
+    messages : list of dict, optional
+        Prompt of the ``"ranker"`` scoring call; default the grounded Hunter's prompt for this
+        page (:func:`~confidence.calls.hunter.build_hunter`), which
+        :func:`~confidence.calls.extract.extract_document` passes in.
 
     Never raises for a bad reply or a failed call: the layout reading is kept and the fault
     goes to ``status``/``error``.
@@ -385,17 +396,23 @@ def run_mapper(
     mode, comps, n_calls, errors = reader, (), 0, []
     if client is not None and mapped:
         mode, n_calls = f"{reader}+llm", 1
+        if reader == "ranker":  # score the ranker's values in the Hunter's prompt
+            key_of = {n: n for n in mapped}
+            enums = {n: [opts[0][0]] for n, (_, opts) in mapped.items()}
+            if messages is None:
+                messages = _hunter_prompt(schema, lines)
+        else:  # choose among each label's options
+            enums = {key_of[n]: [o for o, _ in opts] for n, (_, opts) in mapped.items()}
+            messages = mapper_messages(schema, [k for k, _ in items], safe)
         reply_schema = {
             "type": "object",
-            "properties": {
-                key_of[n]: {"enum": [o for o, _ in opts]} for n, (_, opts) in mapped.items()
-            },
-            "required": [key_of[n] for n in mapped],
+            "properties": {k: {"enum": v} for k, v in enums.items()},
+            "required": list(enums),
             "additionalProperties": False,
         }
         try:
             [comp] = client.chat(
-                mapper_messages(schema, [k for k, _ in items], safe),
+                messages,
                 schema=reply_schema,
                 max_tokens=max_tokens,
                 top_logprobs=top_logprobs,
@@ -422,6 +439,13 @@ def run_mapper(
         status=status,
         error="; ".join(errors) or None,
     )
+
+
+def _hunter_prompt(schema: Schema, lines: list[Line]) -> list:
+    """The grounded Hunter's prompt for this page (the ranker's scoring call shares it)."""
+    from confidence.calls.hunter import build_hunter  # the Hunter's ranker imports this module
+
+    return build_hunter(schema, lines).messages
 
 
 def _apply_reply(comp: Completion, mapped, key_of, fields, lines, *, keep_first: bool = False):

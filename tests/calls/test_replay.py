@@ -104,9 +104,10 @@ def test_mapper_reports_the_rankers_reading_with_the_models_logprobs(clean):
     }
     assert m.fields["total"].value == "9.54"
     assert "po_number" not in m.fields  # absent on the page: reported absent
-    # tokens only where the model chose the ranker's value too, and then they spell it
+    # the call scores the ranker's values: every value carries the tokens that spell it
     for r in m.fields.values():
-        assert r.tokens is None or r.value in "".join(t.token for t in r.tokens)
+        assert "".join(t.token for t in r.tokens) == r.value
+        assert all(t.logprob <= 0 for t in r.tokens)
 
 
 def test_layout_mapper_reads_labels_on_distinct_lines(clean):

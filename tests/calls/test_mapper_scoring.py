@@ -1,0 +1,88 @@
+"""The ranker Mapper's LLM call scores the ranker's values in the grounded Hunter's prompt.
+
+A fake client stands in for the model: it records each request and answers with the first
+option of every ``enum`` slot, one token per character, so the test sees exactly what the
+Mapper asks for and how it maps the reply's tokens back onto its readings.
+"""
+
+from __future__ import annotations
+
+import json
+
+from confidence.calls.extract import extract_document
+from confidence.calls.hunter import build_hunter
+from confidence.calls.mapper import run_mapper
+from confidence.calls.ranker import default_ranker
+from confidence.documents.lines import document_lines
+from confidence.llm.base import Completion, TokenLogprob
+from tests.fixtures.record_replies import CLEAN, SCHEMA, make_document
+
+
+class FirstOption:
+    """Answer every enum-object request with each slot's first option."""
+
+    model = "fake"
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+
+    def chat(self, messages, *, schema=None, **kw):
+        self.requests.append({"messages": messages, "schema": schema, **kw})
+        reply = {k: v.get("enum", [None])[0] for k, v in schema["properties"].items()}
+        text = json.dumps(reply, ensure_ascii=False)
+        toks = tuple(TokenLogprob(c, -0.25, ((c, -0.25),)) for c in text)
+        return [Completion(text, toks, self.model, {"prompt_tokens": 1}, 0.0, "stop")]
+
+
+def _lines():
+    return document_lines(make_document("clean", CLEAN))
+
+
+def test_the_scoring_call_allows_exactly_the_rankers_values():
+    lines = _lines()
+    client = FirstOption()
+    m = run_mapper(SCHEMA, lines, client)
+    chosen = {k: c.value for k, c in default_ranker().read(lines, SCHEMA).items() if c.value}
+    [req] = client.requests
+    props = req["schema"]["properties"]
+    assert {k: v["enum"] for k, v in props.items()} == {k: [v] for k, v in chosen.items()}
+    assert list(props) == [f for f in SCHEMA.names if f in chosen]  # schema order
+    assert req["messages"] == build_hunter(SCHEMA, lines).messages  # the Hunter's prompt
+    assert m.mode == "ranker+llm" and m.status == "ok" and m.n_calls == 1
+    assert {k: r.value for k, r in m.fields.items()} == chosen
+    for r in m.fields.values():  # every value carries the tokens that spell it
+        assert "".join(t.token for t in r.tokens) == r.value
+        assert all(t.logprob == -0.25 for t in r.tokens)
+        assert r.n_candidates is not None and r.n_candidates >= 1
+
+
+def test_the_mapper_without_a_client_reads_the_same_values():
+    lines = _lines()
+    with_llm = run_mapper(SCHEMA, lines, FirstOption())
+    layout_only = run_mapper(SCHEMA, lines)
+    assert layout_only.mode == "ranker" and layout_only.n_calls == 0
+    assert {k: r.value for k, r in with_llm.fields.items()} == {
+        k: r.value for k, r in layout_only.fields.items()
+    }
+    assert all(r.tokens is None for r in layout_only.fields.values())
+
+
+def test_extract_document_sends_the_hunter_prompt_twice_so_the_prefix_is_reused():
+    client = FirstOption()
+    rec = extract_document(make_document("clean", CLEAN), SCHEMA, client)
+    hunter_req, mapper_req = client.requests
+    assert hunter_req["messages"] == mapper_req["messages"]
+    assert rec.status == "ok" and rec.mapper.mode == "ranker+llm"
+    # the Hunter chooses among the ranker's candidates, the Mapper's slots have one value each
+    assert any(len(v["enum"]) > 1 for v in hunter_req["schema"]["properties"].values())
+    assert all(len(v["enum"]) == 1 for v in mapper_req["schema"]["properties"].values())
+
+
+def test_the_remote_path_keeps_the_label_prompt():
+    """Free Hunter (remote model): the Mapper is the layout reading with its own label prompt."""
+    client = FirstOption()
+    rec = extract_document(make_document("clean", CLEAN), SCHEMA, client, hunter_mode="free")
+    assert rec.mapper.mode == "layout+llm"
+    mapper_req = client.requests[-1]
+    assert "Labels printed in the document:" in mapper_req["messages"][1]["content"]
+    assert "<document>" in mapper_req["messages"][1]["content"]
