@@ -54,10 +54,14 @@ def worker() -> None:
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         usage: dict[str, int] = {}
         out = {"wall": wall, "cpu": cpu, "usage": usage, "status": rec.status}
+        seen: set[int] = set()  # a Mapper may list the Hunter's completion as its source
         for kind in ("hunter", "mapper"):
             call = getattr(rec, kind)
             out[kind] = {} if call is None else {k: r.value for k, r in call.fields.items()}
             for comp in () if call is None else call.completions:
+                if id(comp) in seen:
+                    continue
+                seen.add(id(comp))
                 for k, v in comp.usage.items():
                     usage[k] = usage.get(k, 0) + int(v)
         print(json.dumps(out), flush=True)

@@ -155,11 +155,14 @@ def extract_document(
 
     hunter = _guard("hunter", hunt)
     # A remote model (free Hunter) keeps today's LLM Mapper; the embedded one reads the ranker's
-    # and scores it in the Hunter's prompt (the client reuses that evaluated prefix).
+    # and scores it in the Hunter's prompt (the client reuses that evaluated prefix), taking the
+    # Hunter's tokens where the Hunter chose the same value.
     reader = "ranker" if hunter_mode == "grounded" else "layout"
-    prompt = built[0].messages if built and reader == "ranker" else None
+    grounded = (
+        {"messages": built[0].messages, "hunter": hunter} if built and reader == "ranker" else {}
+    )
     mapped = (
-        _guard("mapper", run_mapper, schema, lines, client, reader=reader, messages=prompt)
+        _guard("mapper", run_mapper, schema, lines, client, reader=reader, **grounded)
         if mapper
         else None
     )

@@ -104,9 +104,24 @@ FILL_EVERY = (
 
 CANDIDATES_HEADING = "Values found in the document for each field, most likely first:"
 
+SHOWN_CHARS = 40
+"""A candidate longer than this is shown cut, with ``…`` (the reply's ``enum`` keeps it whole)."""
 
-def candidate_list(schema: Schema, candidates: dict[str, list[str]]) -> str:
+
+def _shown(value: str, max_chars: int | None) -> str:
+    if max_chars is None or len(value) <= max_chars:
+        return value
+    return value[:max_chars].rstrip() + "…"
+
+
+def candidate_list(
+    schema: Schema, candidates: dict[str, list[str]], *, max_chars: int | None = SHOWN_CHARS
+) -> str:
     """One line per field: its candidate values, best first, separated by ``" | "``.
+
+    A value longer than ``max_chars`` is shown cut (``None``: whole). The list only guides the
+    model's choice; the reply's ``enum`` holds the whole values, so the model still writes
+    (and is scored on) every token of the value it chooses.
 
     Examples
     --------
@@ -115,8 +130,16 @@ def candidate_list(schema: Schema, candidates: dict[str, list[str]]) -> str:
     Values found in the document for each field, most likely first:
     total: 9.00 | 8.00
     date: (none found)
+    >>> a = Schema("r", (Field("address", "address"),))
+    >>> print(candidate_list(a, {"address": ["1 Long Road, Springfield"]}, max_chars=9))
+    Values found in the document for each field, most likely first:
+    address: 1 Long Ro…
     """
-    cl = [f"{f.name}: {' | '.join(candidates.get(f.name) or ['(none found)'])}" for f in schema]
+    cl = [
+        f"{f.name}: "
+        + " | ".join(_shown(v, max_chars) for v in candidates.get(f.name) or ["(none found)"])
+        for f in schema
+    ]
     return CANDIDATES_HEADING + "\n" + "\n".join(cl)
 
 

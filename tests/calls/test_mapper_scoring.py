@@ -15,6 +15,7 @@ from confidence.calls.mapper import run_mapper
 from confidence.calls.ranker import default_ranker
 from confidence.documents.lines import document_lines
 from confidence.llm.base import Completion, TokenLogprob
+from confidence.readings import CallResult, FieldReading, RunRecord, document_status
 from tests.fixtures.record_replies import CLEAN, SCHEMA, make_document
 
 
@@ -67,15 +68,66 @@ def test_the_mapper_without_a_client_reads_the_same_values():
     assert all(r.tokens is None for r in layout_only.fields.values())
 
 
-def test_extract_document_sends_the_hunter_prompt_twice_so_the_prefix_is_reused():
+def test_fields_the_hunter_chose_too_take_its_tokens_and_leave_the_call():
+    lines = _lines()
+    ranker_only = run_mapper(SCHEMA, lines)
+    names = list(ranker_only.fields)
+    assert len(names) >= 3
+    shared, own = names[:2], names[2:]
+    # a Hunter that chose the ranker's value for two fields and something else for the rest
+    toks = {n: (TokenLogprob(ranker_only.fields[n].value, -0.5, ()),) for n in shared}
+    hunter = CallResult(
+        "hunter",
+        {
+            **{n: FieldReading(ranker_only.fields[n].value, toks[n]) for n in shared},
+            **{n: FieldReading("other", (TokenLogprob("other", -0.1, ()),)) for n in own},
+        },
+        completions=(Completion("{}", (), "fake", {}, 0.0, "stop"),),
+    )
+    client = FirstOption()
+    m = run_mapper(SCHEMA, lines, client, hunter=hunter)
+    [req] = client.requests
+    assert list(req["schema"]["properties"]) == own  # only the fields the Hunter read otherwise
+    for n in shared:
+        assert m.fields[n].tokens == toks[n]
+    for n in own:
+        assert "".join(t.token for t in m.fields[n].tokens) == m.fields[n].value
+    assert m.completions[0] is hunter.completions[0] and m.n_calls == 1 and m.status == "ok"
+    # the Hunter chose every value: no call at all, the Hunter's completion is the source
+    same = CallResult(
+        "hunter",
+        {n: FieldReading(r.value, (TokenLogprob(r.value, -0.5, ()),)) for n, r in
+         ranker_only.fields.items()},
+        completions=hunter.completions,
+    )  # fmt: skip
+    quiet = FirstOption()
+    m = run_mapper(SCHEMA, lines, quiet, hunter=same)
+    assert quiet.requests == [] and m.n_calls == 0 and m.mode == "ranker+llm"
+    assert (
+        m.completions == hunter.completions and document_status(RunRecord("d", same, m))[0] == "ok"
+    )
+    assert {k: r.value for k, r in m.fields.items()} == {
+        k: r.value for k, r in ranker_only.fields.items()
+    }
+
+
+def test_extract_document_scores_in_the_hunters_prompt():
     client = FirstOption()
     rec = extract_document(make_document("clean", CLEAN), SCHEMA, client)
-    hunter_req, mapper_req = client.requests
-    assert hunter_req["messages"] == mapper_req["messages"]
+    hunter_req, *mapper_req = client.requests
     assert rec.status == "ok" and rec.mapper.mode == "ranker+llm"
-    # the Hunter chooses among the ranker's candidates, the Mapper's slots have one value each
-    assert any(len(v["enum"]) > 1 for v in hunter_req["schema"]["properties"].values())
-    assert all(len(v["enum"]) == 1 for v in mapper_req["schema"]["properties"].values())
+    differ = [n for n, r in rec.mapper.fields.items() if rec.hunter.fields[n].value != r.value]
+    if differ:  # only the values the Hunter did not choose are scored, in its prompt
+        [req] = mapper_req
+        assert (
+            req["messages"] == hunter_req["messages"]
+            and list(req["schema"]["properties"]) == differ
+        )
+        assert all(len(v["enum"]) == 1 for v in req["schema"]["properties"].values())
+    else:
+        assert mapper_req == []
+    for r in rec.mapper.fields.values():
+        assert "".join(t.token for t in r.tokens) == r.value
 
 
 def test_the_remote_path_keeps_the_label_prompt():
