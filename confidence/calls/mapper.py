@@ -348,7 +348,7 @@ def run_mapper(
     *,
     reader: str = "ranker",
     top_k: int = 3,
-    max_tokens: int = 512,
+    max_tokens: int | None = None,
     top_logprobs: int = 5,
     messages: list | None = None,
     hunter: CallResult | None = None,
@@ -372,6 +372,9 @@ def run_mapper(
         Prompt of the ``"ranker"`` scoring call; default the grounded Hunter's prompt for this
         page (:func:`~confidence.calls.hunter.build_hunter`), which
         :func:`~confidence.calls.extract.extract_document` passes in.
+    max_tokens : int, optional
+        Reply budget of the call; default 384 for the label call, 512 for the scoring call
+        (its keys are the field names, as in the Hunter's reply).
     hunter : CallResult, optional
         The grounded Hunter's result on that same prompt (``"ranker"`` only). Where the Hunter
         chose the ranker's value, the Mapper's reading takes the Hunter's value tokens (the
@@ -407,13 +410,13 @@ def run_mapper(
         if messages is None:
             messages = _hunter_prompt(schema, lines)
         fields, comps, n_calls, errors = _score_ranker(
-            mapped, fields, by_index, client, messages, hunter, max_tokens, top_logprobs
+            mapped, fields, by_index, client, messages, hunter, max_tokens or 512, top_logprobs
         )
     elif client is not None and mapped:  # choose among each label's options
         mode, n_calls = "layout+llm", 1
         enums = {key_of[n]: [o for o, _ in opts] for n, (_, opts) in mapped.items()}
         messages = mapper_messages(schema, [k for k, _ in items], safe)
-        comp, err = _call(client, messages, enums, max_tokens, top_logprobs)
+        comp, err = _call(client, messages, enums, max_tokens or 384, top_logprobs)
         if comp is not None:
             comps = (comp,)
             fields, errs = _apply_reply(comp, mapped, key_of, fields, by_index)
