@@ -43,6 +43,12 @@ def worker() -> None:
 
     client = LocalLlamaClient(n_threads=1)
     client.chat([{"role": "user", "content": "hi"}], max_tokens=2)  # load the model
+    try:  # load the candidate ranker's model too (a revision before it has none)
+        from confidence.calls.ranker import default_ranker
+
+        default_ranker()
+    except ImportError:
+        pass
     cache = DocumentCache()
     print(json.dumps({"ready": str(Path(confidence.__file__).parent)}), flush=True)
     for line in sys.stdin:
