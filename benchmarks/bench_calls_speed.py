@@ -3,7 +3,9 @@
 Both run in one benchmark, on the same documents, interleaved document by document (the order
 alternates), each in its own worker process with the embedded SmolLM2 on one thread
 (``n_threads=1``, ``OMP_THREAD_LIMIT=1``). The old code is a ``git archive`` of ``--old-rev``
-(default ``main``) unpacked into a temporary folder and put first on the worker's ``sys.path``.
+(default ``main``) unpacked into a temporary folder and put first on the worker's ``sys.path``;
+``--ref-rev`` runs a third checkout beside them the same way (say the speed baseline is an older
+revision and the reference for accuracy is today's ``main``).
 Reported per corpus: median and mean wall seconds and process CPU seconds per document, the
 new/old ratio of each, prompt and reply tokens, how often the two paths report the same value,
 and each path's field accuracy against the gold labels (``confidence.datasets.matching``).
@@ -11,7 +13,8 @@ On a shared machine wall time swings with the load; CPU time is the steadier mea
 
     extractconf synth /tmp/speed/inv --seed 11 --n 5 --scan-ratio 0.35
     extractconf synth /tmp/speed/rec --seed 11 --n 5 --kind receipt --scan-ratio 0.7
-    .venv/bin/python benchmarks/bench_calls_speed.py /tmp/speed/inv /tmp/speed/rec --n 5
+    .venv/bin/python benchmarks/bench_calls_speed.py /tmp/speed/inv /tmp/speed/rec --n 5 \\
+        --old-rev 3abb5ff --ref-rev main --json benchmarks/results/calls_speed.json
 """
 
 from __future__ import annotations
@@ -40,6 +43,12 @@ def worker() -> None:
 
     client = LocalLlamaClient(n_threads=1)
     client.chat([{"role": "user", "content": "hi"}], max_tokens=2)  # load the model
+    try:  # load the candidate ranker's model too (a revision before it has none)
+        from confidence.calls.ranker import default_ranker
+
+        default_ranker()
+    except ImportError:
+        pass
     cache = DocumentCache()
     print(json.dumps({"ready": str(Path(confidence.__file__).parent)}), flush=True)
     for line in sys.stdin:
@@ -51,10 +60,14 @@ def worker() -> None:
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         usage: dict[str, int] = {}
         out = {"wall": wall, "cpu": cpu, "usage": usage, "status": rec.status}
+        seen: set[int] = set()  # a Mapper may list the Hunter's completion as its source
         for kind in ("hunter", "mapper"):
             call = getattr(rec, kind)
             out[kind] = {} if call is None else {k: r.value for k, r in call.fields.items()}
             for comp in () if call is None else call.completions:
+                if id(comp) in seen:
+                    continue
+                seen.add(id(comp))
                 for k, v in comp.usage.items():
                     usage[k] = usage.get(k, 0) + int(v)
         print(json.dumps(out), flush=True)
@@ -92,9 +105,9 @@ def _old_source(rev: str, into: Path) -> Path:
     return into
 
 
-def _summary(name: str, rows: list[dict], fields: list, accuracy) -> dict:
+def _summary(name: str, rows: list[dict], fields: list, accuracy, paths: list[str]) -> dict:
     out = {"corpus": name, "n_docs": len(rows)}
-    for path in ("old", "new"):
+    for path in paths:
         for m in ("wall", "cpu"):
             xs = [r[path][m] for r in rows]
             out[f"{path}_{m}_median"] = statistics.median(xs)
@@ -104,18 +117,20 @@ def _summary(name: str, rows: list[dict], fields: list, accuracy) -> dict:
                 out[f"{path}_{k}"] = statistics.fmean(r[path]["usage"][k] for r in rows)
         out[f"{path}_hunter_accuracy"] = accuracy(rows, path, "hunter")
         out[f"{path}_mapper_accuracy"] = accuracy(rows, path, "mapper")
-    for m in ("wall", "cpu"):
-        out[f"ratio_{m}_mean"] = out[f"new_{m}_mean"] / out[f"old_{m}_mean"]
-    for kind in ("hunter", "mapper"):
-        same = n = 0
-        for r in rows:
-            for f in fields:
-                a, b = r["old"][kind].get(f.name), r["new"][kind].get(f.name)
-                if a is None and b is None and f.name not in r["old"][kind]:
-                    continue
-                n += 1
-                same += a == b
-        out[f"{kind}_agreement"] = same / n if n else float("nan")
+    for base in (p for p in paths if p != "new"):
+        pre = "" if base == "old" else f"{base}_"
+        for m in ("wall", "cpu"):
+            out[f"{pre}ratio_{m}_mean"] = out[f"new_{m}_mean"] / out[f"{base}_{m}_mean"]
+        for kind in ("hunter", "mapper"):
+            same = n = 0
+            for r in rows:
+                for f in fields:
+                    a, b = r[base][kind].get(f.name), r["new"][kind].get(f.name)
+                    if a is None and b is None and f.name not in r[base][kind]:
+                        continue
+                    n += 1
+                    same += a == b
+            out[f"{pre}{kind}_agreement"] = same / n if n else float("nan")
     return out
 
 
@@ -126,6 +141,11 @@ def main(argv=None) -> int:
     ap.add_argument("datasets", nargs="*", help="labelled dataset folders (extractconf synth)")
     ap.add_argument("--n", type=int, default=5, help="documents per dataset")
     ap.add_argument("--old-rev", default="main", help="git revision of the old code")
+    ap.add_argument(
+        "--ref-rev",
+        default=None,
+        help="another revision run beside them (reported as ref_*, ratios new/ref as ref_ratio_*)",
+    )
     ap.add_argument("--json", default=None, help="write the per-document rows and summary here")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -136,11 +156,16 @@ def main(argv=None) -> int:
     from confidence.datasets.matching import is_correct
     from confidence.documents.cache import DocumentCache
 
-    tmp = Path(tempfile.mkdtemp(prefix="bench_calls_"))
-    old_src = _old_source(args.old_rev, tmp)
     cache = DocumentCache()
-    old, new = Worker(old_src), Worker(HERE.parent)
-    print(f"old code: {old.package} ({args.old_rev})\nnew code: {new.package}", flush=True)
+    revs = {"old": args.old_rev} | ({"ref": args.ref_rev} if args.ref_rev else {})
+    workers = {}
+    for label, rev in revs.items():
+        src = _old_source(rev, Path(tempfile.mkdtemp(prefix=f"bench_calls_{label}_")))
+        workers[label] = Worker(src)
+        print(f"{label} code: {workers[label].package} ({rev})", flush=True)
+    workers["new"] = Worker(HERE.parent)
+    print(f"new code: {workers['new'].package}", flush=True)
+    paths = list(workers)
     report = {"summary": [], "rows": []}
     for ds_path in args.datasets:
         ds = Dataset.open(ds_path)
@@ -149,14 +174,16 @@ def main(argv=None) -> int:
             path = str(ds.path_of(rec))
             cache.load(path, doc_id=rec.doc_id)  # OCR once, outside the timing
             req = {"path": path, "doc_id": rec.doc_id, "schema": str(Path(ds_path) / "schema.json")}
-            pair = [("old", old), ("new", new)]
+            order = list(workers.items())
             row = {"doc_id": rec.doc_id, "gold": rec.fields}
-            for label, w in pair if i % 2 == 0 else pair[::-1]:  # alternate who goes first
+            for label, w in order if i % 2 == 0 else order[::-1]:  # alternate who goes first
                 row[label] = w.run(req)
             rows.append(row)
             print(
-                f"{rec.doc_id}: old {row['old']['wall']:6.1f}s wall {row['old']['cpu']:6.1f}s cpu"
-                f" | new {row['new']['wall']:6.1f}s wall {row['new']['cpu']:6.1f}s cpu",
+                f"{rec.doc_id}: "
+                + " | ".join(
+                    f"{p} {row[p]['wall']:6.1f}s wall {row[p]['cpu']:6.1f}s cpu" for p in paths
+                ),
                 flush=True,
             )
 
@@ -169,12 +196,12 @@ def main(argv=None) -> int:
                         hits += is_correct(f.type, r[path][kind].get(f.name), r["gold"][f.name])
             return hits / n if n else float("nan")
 
-        s = _summary(Path(ds_path).name, rows, list(ds.schema), accuracy)
+        s = _summary(Path(ds_path).name, rows, list(ds.schema), accuracy, paths)
         report["summary"].append(s)
         report["rows"].extend(rows)
         print(json.dumps(s, indent=1), flush=True)
-    old.close()
-    new.close()
+    for w in workers.values():
+        w.close()
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
     return 0

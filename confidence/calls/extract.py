@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from confidence.calls.hunter import HUNTER_MODES, run_hunter
+from confidence.calls.hunter import HUNTER_MODES, HunterRequest, build_hunter, send_hunter
 from confidence.calls.mapper import run_mapper
 from confidence.calls.samples import self_consistency, verbalized_confidence
 from confidence.documents.instructions import instruction_lines
@@ -147,12 +147,25 @@ def extract_document(
         for ln in lines
         if ln.index in flagged
     ]
-    hunter = _guard(
-        "hunter", run_hunter, schema, lines, client, mode=hunter_mode, max_candidates=max_candidates
-    )
-    # A remote model (free Hunter) keeps today's LLM Mapper; the embedded one reads the ranker's.
+    built: list[HunterRequest] = []
+
+    def hunt() -> CallResult:
+        built.append(build_hunter(schema, lines, hunter_mode, max_candidates=max_candidates))
+        return send_hunter(built[0], schema, lines, client)[0]
+
+    hunter = _guard("hunter", hunt)
+    # A remote model (free Hunter) keeps today's LLM Mapper; the embedded one reads the ranker's
+    # and scores it in the Hunter's prompt (the client reuses that evaluated prefix), taking the
+    # Hunter's tokens where the Hunter chose the same value.
     reader = "ranker" if hunter_mode == "grounded" else "layout"
-    mapped = _guard("mapper", run_mapper, schema, lines, client, reader=reader) if mapper else None
+    grounded = (
+        {"messages": built[0].messages, "hunter": hunter} if built and reader == "ranker" else {}
+    )
+    mapped = (
+        _guard("mapper", run_mapper, schema, lines, client, reader=reader, **grounded)
+        if mapper
+        else None
+    )
     extra: tuple[CallResult, ...] = ()
     if samples:
         try:

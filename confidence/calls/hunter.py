@@ -50,7 +50,7 @@ def build_hunter(
     mode: str = "grounded",
     *,
     max_candidates: int = 4,
-    show_document: bool = True,
+    show_document: bool = False,
     list_candidates: bool = True,
     order: str = "ranker",
 ) -> HunterRequest:
@@ -154,7 +154,7 @@ def run_hunter(
     *,
     mode: str = "grounded",
     max_candidates: int = 4,
-    show_document: bool = True,
+    show_document: bool = False,
     list_candidates: bool = True,
     max_tokens: int = 512,
     top_logprobs: int = 5,

@@ -15,8 +15,10 @@ Steps:
 
 With ``reader="ranker"`` (the default) steps 1-2 are replaced by the learned candidate ranker
 (:mod:`confidence.calls.ranker`), which scores every candidate of every field from the same
-page-reading stack and also decides that a field is absent; the LLM call then chooses among the
-ranker's first options and is kept for its log-probabilities (``mode="ranker+llm"``).
+page-reading stack and also decides that a field is absent; the LLM call then scores the
+ranker's values in the grounded Hunter's prompt (a reply whose every value is fixed: one batched
+forward pass with the embedded model) and is kept for its log-probabilities
+(``mode="ranker+llm"``).
 
 A degenerate Mapper (most fields taken from one line) is flagged ``status="degenerate"``.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 
 from confidence.calls.align import parse_object, tokens_for_span
 from confidence.calls.candidates import _amount_value, field_candidates
@@ -345,8 +348,10 @@ def run_mapper(
     *,
     reader: str = "ranker",
     top_k: int = 3,
-    max_tokens: int = 384,
+    max_tokens: int | None = None,
     top_logprobs: int = 5,
+    messages: list | None = None,
+    hunter: CallResult | None = None,
 ) -> CallResult:
     """Read the document's labelled values and map them to schema fields.
 
@@ -354,11 +359,28 @@ def run_mapper(
     ----------
     reader : {"ranker", "layout"}
         ``"ranker"`` reports the candidate ranker's top value of every field (nothing for a
-        field it finds absent); the LLM call, when a client is given, chooses among the
-        ranker's first ``top_k`` and is kept for its token log-probabilities (they describe the
-        ranker's value when the model picked it too, else the reading carries none).
+        field it finds absent); the LLM call, when a client is given, *scores* those values:
+        its reply schema allows exactly the ranker's value for each field, so a client that
+        forces fixed tokens (:class:`~confidence.llm.local.LocalLlamaClient`) evaluates the
+        whole reply in one batched forward pass, without sampling, and every value carries the
+        model's log-probabilities of its tokens. The prompt is the grounded Hunter's
+        (``messages``), so the client reuses its evaluated prefix; ``top_k`` is the number of
+        ranker options counted in ``n_candidates``.
         ``"layout"`` is the pre-ranker reading: the page's labels mapped by their cues, the
-        LLM's choice reported.
+        LLM's choice among each label's options reported (the remote-model path).
+    messages : list of dict, optional
+        Prompt of the ``"ranker"`` scoring call; default the grounded Hunter's prompt for this
+        page (:func:`~confidence.calls.hunter.build_hunter`), which
+        :func:`~confidence.calls.extract.extract_document` passes in.
+    max_tokens : int, optional
+        Reply budget of the call; default 384 for the label call, 512 for the scoring call
+        (its keys are the field names, as in the Hunter's reply).
+    hunter : CallResult, optional
+        The grounded Hunter's result on that same prompt (``"ranker"`` only). Where the Hunter
+        chose the ranker's value, the Mapper's reading takes the Hunter's value tokens (the
+        model's log-probabilities of that value in that prompt) and the scoring call leaves the
+        field out; with every value chosen by the Hunter no call is made (``n_calls=0``, the
+        Hunter's completion listed as the source).
 
     Never raises for a bad reply or a failed call: the layout reading is kept and the fault
     goes to ``status``/``error``.
@@ -383,32 +405,24 @@ def run_mapper(
         for name, (v, li) in _unlabelled(schema, safe, set(mapped)).items():
             fields[name] = FieldReading(v, None, raw=by_index[li].text, label=None, line=li)
     mode, comps, n_calls, errors = reader, (), 0, []
-    if client is not None and mapped:
-        mode, n_calls = f"{reader}+llm", 1
-        reply_schema = {
-            "type": "object",
-            "properties": {
-                key_of[n]: {"enum": [o for o, _ in opts]} for n, (_, opts) in mapped.items()
-            },
-            "required": [key_of[n] for n in mapped],
-            "additionalProperties": False,
-        }
-        try:
-            [comp] = client.chat(
-                mapper_messages(schema, [k for k, _ in items], safe),
-                schema=reply_schema,
-                max_tokens=max_tokens,
-                top_logprobs=top_logprobs,
-            )[:1]
+    if client is not None and mapped and reader == "ranker":
+        mode = "ranker+llm"
+        if messages is None:
+            messages = _hunter_prompt(schema, lines)
+        fields, comps, n_calls, errors = _score_ranker(
+            mapped, fields, by_index, client, messages, hunter, max_tokens or 512, top_logprobs
+        )
+    elif client is not None and mapped:  # choose among each label's options
+        mode, n_calls = "layout+llm", 1
+        enums = {key_of[n]: [o for o, _ in opts] for n, (_, opts) in mapped.items()}
+        messages = mapper_messages(schema, [k for k, _ in items], safe)
+        comp, err = _call(client, messages, enums, max_tokens or 384, top_logprobs)
+        if comp is not None:
             comps = (comp,)
-            fields, errs = _apply_reply(
-                comp, mapped, key_of, fields, by_index, keep_first=reader == "ranker"
-            )
+            fields, errs = _apply_reply(comp, mapped, key_of, fields, by_index)
             errors.extend(errs)
-        except LLMError as e:
-            errors.append(f"LLM call failed, layout values kept: {e}")
-        except ValueError:
-            errors.append("client returned no completion; layout values kept")
+        else:
+            errors.append(err)
     status = "ok" if not errors else "partial"
     why = degenerate_reason(fields)
     if why:
@@ -424,9 +438,67 @@ def run_mapper(
     )
 
 
-def _apply_reply(comp: Completion, mapped, key_of, fields, lines, *, keep_first: bool = False):
-    """Fields with the reply's values (``keep_first``: the first option stays the value and
-    carries the reply's tokens only when the model chose it too)."""
+def _call(client: LLMClient, messages: list, enums: dict, max_tokens: int, top_logprobs: int):
+    """One constrained call whose reply is an object of ``enum`` slots: (completion, None) or
+    (None, why it failed)."""
+    reply_schema = {
+        "type": "object",
+        "properties": {k: {"enum": v} for k, v in enums.items()},
+        "required": list(enums),
+        "additionalProperties": False,
+    }
+    try:
+        comps = client.chat(
+            messages, schema=reply_schema, max_tokens=max_tokens, top_logprobs=top_logprobs
+        )
+    except LLMError as e:
+        return None, f"LLM call failed, layout values kept: {e}"
+    if not comps:
+        return None, "client returned no completion; layout values kept"
+    return comps[0], None
+
+
+def _score_ranker(mapped, fields, by_index, client, messages, hunter, max_tokens, top_logprobs):
+    """The ranker's values with the model's log-probabilities: fields, completions, calls, errors.
+
+    A field whose value the Hunter chose too (``hunter``, made on the same prompt) takes the
+    Hunter's value tokens; the others are scored by one call whose reply allows exactly the
+    ranker's value for each of them.
+    """
+    fields, comps, reused = dict(fields), [], set()
+    if hunter is not None and hunter.completions:
+        for name, (_, opts) in mapped.items():
+            h = hunter.fields.get(name)
+            if h is not None and h.tokens and h.value == opts[0][0]:
+                fields[name] = replace(fields[name], tokens=h.tokens)
+                reused.add(name)
+        if reused:
+            comps.append(hunter.completions[0])
+    todo = {n: m for n, m in mapped.items() if n not in reused}
+    if not todo:
+        return fields, tuple(comps), 0, []
+    comp, err = _call(
+        client,
+        messages,
+        {n: [opts[0][0]] for n, (_, opts) in todo.items()},
+        max_tokens,
+        top_logprobs,
+    )
+    if comp is None:
+        return fields, tuple(comps), 1, [err]
+    fields, errs = _apply_reply(comp, todo, {n: n for n in todo}, fields, by_index)
+    return fields, (*comps, comp), 1, errs
+
+
+def _hunter_prompt(schema: Schema, lines: list[Line]) -> list:
+    """The grounded Hunter's prompt for this page (the ranker's scoring call shares it)."""
+    from confidence.calls.hunter import build_hunter  # the Hunter's ranker imports this module
+
+    return build_hunter(schema, lines).messages
+
+
+def _apply_reply(comp: Completion, mapped, key_of, fields, lines):
+    """Fields with the reply's values and the tokens that spell them."""
     parsed = parse_object(comp.text)
     errs = [parsed.error] if parsed.error else []
     spans = {s.key: s for s in parsed.spans}
@@ -438,8 +510,6 @@ def _apply_reply(comp: Completion, mapped, key_of, fields, lines, *, keep_first:
             if sp is not None:
                 errs.append(f"reply value for {p.label!r} is not one of its options")
             continue
-        if keep_first and sp.value != opts[0][0]:
-            continue  # the model chose another option: its tokens do not spell this value
         li = values[sp.value]
         out[name] = FieldReading(
             sp.value,

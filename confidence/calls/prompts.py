@@ -97,21 +97,73 @@ def shared_parts(schema: Schema, lines: list[Line], *, show_document: bool = Tru
     return parts
 
 
+FILL_EVERY = (
+    "Fill EVERY field with its value copied exactly from the document. Use null only if "
+    "the document really does not contain the field. Reply with the JSON object."
+)
+
+CANDIDATES_HEADING = "Values found in the document for each field, most likely first:"
+
+SHOWN_CHARS = 40
+"""A candidate longer than this is shown cut, with ``…`` (the reply's ``enum`` keeps it whole)."""
+
+
+def _shown(value: str, max_chars: int | None) -> str:
+    if max_chars is None or len(value) <= max_chars:
+        return value
+    return value[:max_chars].rstrip() + "…"
+
+
+def candidate_list(
+    schema: Schema, candidates: dict[str, list[str]], *, max_chars: int | None = SHOWN_CHARS
+) -> str:
+    """One line per field: its candidate values, best first, separated by ``" | "``.
+
+    A value longer than ``max_chars`` is shown cut (``None``: whole). The list only guides the
+    model's choice; the reply's ``enum`` holds the whole values, so the model still writes
+    (and is scored on) every token of the value it chooses.
+
+    Examples
+    --------
+    >>> s = Schema("r", (Field("total", "amount"), Field("date", "date")))
+    >>> print(candidate_list(s, {"total": ["9.00", "8.00"]}))
+    Values found in the document for each field, most likely first:
+    total: 9.00 | 8.00
+    date: (none found)
+    >>> a = Schema("r", (Field("address", "address"),))
+    >>> print(candidate_list(a, {"address": ["1 Long Road, Springfield"]}, max_chars=9))
+    Values found in the document for each field, most likely first:
+    address: 1 Long Ro…
+    """
+    cl = [
+        f"{f.name}: "
+        + " | ".join(_shown(v, max_chars) for v in candidates.get(f.name) or ["(none found)"])
+        for f in schema
+    ]
+    return CANDIDATES_HEADING + "\n" + "\n".join(cl)
+
+
 def hunter_messages(
     schema: Schema,
     lines: list[Line],
     candidates: dict[str, list[str]] | None = None,
     *,
-    show_document: bool = True,
+    show_document: bool = False,
     list_candidates: bool = True,
 ) -> list[Message]:
     """Messages of the Hunter call: fill every schema slot (with candidate lists when grounded).
 
-    Candidates are listed compactly, one line per field, best first, separated by ``" | "``.
-    ``show_document=False`` (grounded only) leaves the document text out: the candidate lists
-    carry the evidence, and the prompt is shorter for a slow local model.
-    ``list_candidates=False`` leaves the lists out: the candidates then only constrain the
-    reply (its schema), and the model chooses by reading the document.
+    Free (``candidates=None``): the field list, the document, then the instruction.
+
+    Grounded: the field list and the instruction first, then what is particular to the
+    document. That opening is the same for every document of a schema, so a client that keeps
+    its evaluated prefix (llama.cpp) pays for it once per schema; each document then costs only
+    its candidate lists, one line per field, best first, separated by ``" | "``.
+    ``show_document=True`` also shows the document text before the lists (measured no more
+    accurate with SmolLM2 and about twice the prompt, see ``docs/calls.md``).
+    ``list_candidates=False`` leaves the lists out (the document is then shown): the
+    candidates only constrain the reply (its schema), and the model chooses by reading the
+    document.
 
     Examples
     --------
@@ -122,16 +174,14 @@ def hunter_messages(
     Values found in the document for each field, most likely first:
     total: 9.00 | 8.00
     """
-    parts = shared_parts(schema, lines, show_document=show_document or candidates is None)
-    if candidates is not None and list_candidates:
-        cl = [f"{f.name}: {' | '.join(candidates.get(f.name) or ['(none found)'])}" for f in schema]
-        parts.append(
-            "Values found in the document for each field, most likely first:\n" + "\n".join(cl)
-        )
-    parts.append(
-        "Fill EVERY field with its value copied exactly from the document. Use null only if "
-        "the document really does not contain the field. Reply with the JSON object."
-    )
+    if candidates is None:
+        parts = [*shared_parts(schema, lines), FILL_EVERY]
+    else:
+        parts = [f"Fields to fill:\n{field_list(schema)}", FILL_EVERY]
+        if show_document or not list_candidates:
+            parts.append(document_block(lines))
+        if list_candidates:
+            parts.append(candidate_list(schema, candidates))
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
 

@@ -9,7 +9,11 @@ model's logits are read only where they are needed, at a branch point (to choose
 each value token (to score it).
 
 The choice at a branch point is the grammar's: greedy (or sampled at ``temperature``) among the
-next tokens the remaining options allow, each option spelled by its canonical tokenization.
+next tokens the remaining options allow, each option spelled by its canonical tokenization. Text
+that all remaining options share (``2022-06-`` of ``2022-06-10`` and ``2022-06-24``, up to a word
+boundary: :func:`shared_prefix`) is spelled in its own tokenization without a choice, where the
+grammar would let the model choose among its spellings one token per step: the options reached
+are the same, and each shared token costs no forward pass of its own.
 Value tokens keep the model's own log-probability and top-k alternatives (temperature 1,
 before any mask), exactly as :class:`~confidence.llm.token_capture.TopKCapture` records them
 for grammar decoding. Fixed scaffold tokens carry log-probability 0.0 and no alternatives: they
@@ -275,6 +279,50 @@ def decode_enum_object(
     return stream.out, stream.n_evals, True
 
 
+def shared_prefix(rests: Sequence[bytes]) -> bytes:
+    """The text every remaining option continues with, up to a word boundary.
+
+    It is emitted in its own tokenization without a choice. The prefix is cut back to where a
+    word ends (not inside a run of letters and digits that an option continues) and before
+    trailing spaces (the tokenizer joins a space to the word after it), so the forced tokens
+    spell it as they spell it inside each option; and to a whole UTF-8 character.
+
+    Examples
+    --------
+    >>> shared_prefix([b"2022-06-10", b"2022-06-24"])
+    b'2022-06-'
+    >>> shared_prefix([b"48, rue Blot 77846", b"48, rue Blot 77846 Paris"])
+    b'48, rue Blot 77846'
+    >>> shared_prefix([b"Gautier", b"Gauthier"]), shared_prefix([b"12.50", b"1.20"])
+    (b'', b'')
+    """
+    if not rests:
+        return b""
+    first = rests[0]
+    n = min(map(len, rests))
+    i = 0
+    while i < n and all(r[i] == first[i] for r in rests):
+        i += 1
+
+    def inside_word(j: int) -> bool:
+        return _word(first[j - 1 : j]) and any(_word(r[j : j + 1]) for r in rests)
+
+    while i > 0 and (inside_word(i) or first[i - 1 : i] == b" "):
+        i -= 1
+    while i > 0:
+        try:
+            first[:i].decode("utf-8")
+            break
+        except UnicodeDecodeError:
+            i -= 1
+    return first[:i]
+
+
+def _word(b: bytes) -> bool:
+    """A byte of a word: a letter, a digit, or part of a non-ASCII character."""
+    return bool(b) and (b.isalnum() or b[0] >= 0x80)
+
+
 def _choose(
     stream: _Stream,
     opts: list[bytes],
@@ -297,6 +345,11 @@ def _choose(
     pos = 0
     longest = max(map(len, vocab), default=1)
     while len(alive) > 1:
+        shared = shared_prefix([opts[k][pos:] for k in alive])
+        if shared:  # no choice before the options part: no forward pass either
+            for tok in tokenize(shared):
+                stream.push(tok, scored=True)
+            pos += len(shared)
         cand: dict[int, bytes | None] = {}
         for k in alive:
             rest = opts[k][pos:]

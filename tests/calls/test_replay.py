@@ -104,9 +104,10 @@ def test_mapper_reports_the_rankers_reading_with_the_models_logprobs(clean):
     }
     assert m.fields["total"].value == "9.54"
     assert "po_number" not in m.fields  # absent on the page: reported absent
-    # tokens only where the model chose the ranker's value too, and then they spell it
+    # the call scores the ranker's values: every value carries the tokens that spell it
     for r in m.fields.values():
-        assert r.tokens is None or r.value in "".join(t.token for t in r.tokens)
+        assert "".join(t.token for t in r.tokens) == r.value
+        assert all(t.logprob <= 0 for t in r.tokens)
 
 
 def test_layout_mapper_reads_labels_on_distinct_lines(clean):
@@ -140,7 +141,11 @@ def test_extract_document_record_and_resume(clean, tmp_path):
         doc, schema, Replay(case), samples=2, sample_temperature=0.8, verbalized=True
     )
     assert rec.status == "ok" and rec.hunter.mode == "grounded" and len(rec.samples) == 2
-    assert rec.llm_calls == 1 + 1 + 2 + 1
+    # the Hunter chose every value the ranker reads: the Mapper takes its tokens, makes no call
+    assert all(rec.hunter.fields[k].value == r.value for k, r in rec.mapper.fields.items())
+    assert rec.mapper.n_calls == 0 and rec.mapper.mode == "ranker+llm"
+    assert all(r.tokens for r in rec.mapper.fields.values())
+    assert rec.llm_calls == 1 + 0 + 2 + 1
     assert rec.meta["usage"]["prompt_tokens"] > 0 and rec.verbalized
     assert RunRecord.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
     out = tmp_path / "runs.jsonl"

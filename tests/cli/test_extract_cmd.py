@@ -54,13 +54,16 @@ def test_extract_cli_writes_resumes_and_reports(dataset, tmp_path, monkeypatch, 
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(recs) == 2 and all(r["status"] == "ok" for r in recs)
     assert all(r["hunter"]["mode"] == "grounded" and len(r["samples"]) == 2 for r in recs)
-    assert all(r["llm_calls"] == 5 for r in recs)
+    # Hunter, samples, verbalized; the Mapper calls only for values the Hunter did not choose
+    assert all(r["llm_calls"] == 4 + r["mapper"]["n_calls"] for r in recs)
     summary = capsys.readouterr().out
     assert "2 document(s)" in summary and "LLM calls" in summary and "tokens" in summary
     calls_before = client.calls
     assert main(args) == 0  # resumes: only the third document is extracted
     assert len(out.read_text().splitlines()) == 3
-    assert client.calls - calls_before == 2  # hunter + mapper of one document
+    third = json.loads(out.read_text().splitlines()[-1])
+    # the Hunter and, for values it did not choose, the Mapper of one document
+    assert client.calls - calls_before == 1 + third["mapper"]["n_calls"]
 
 
 def test_extract_cli_bad_document_keeps_its_line(dataset, tmp_path, monkeypatch):

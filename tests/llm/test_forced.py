@@ -23,6 +23,7 @@ from confidence.llm.forced import (
     enum_slots,
     log_softmax_top,
     reply_chunks,
+    shared_prefix,
 )
 
 # A tiny byte-level vocabulary: single characters plus a few merges, like a BPE.
@@ -94,7 +95,8 @@ def decode(slots, model, **kw):
 
 
 def reference(slots, model) -> dict:
-    """One token per step: greedy among the tokens the remaining options allow."""
+    """One token per step: greedy among the tokens the remaining options allow, after the text
+    all remaining options share (up to a word boundary, :func:`shared_prefix`)."""
     text = b""
     chunks = [c.encode() for c in reply_chunks(slots)]
     values = {}
@@ -103,6 +105,8 @@ def reference(slots, model) -> dict:
         opts = [(o if s.strings else json.dumps(o)).encode() for o in s.options]
         alive, pos = list(range(len(opts))), 0
         while len(alive) > 1:
+            shared = shared_prefix([opts[k][pos:] for k in alive])  # spelled without a choice
+            text, pos = text + shared, pos + len(shared)
             model.text = text
             row = model.row()
             allowed = {}
@@ -237,3 +241,25 @@ def test_forced_decoding_chooses_what_token_by_token_grammar_decoding_chooses(fi
     slots = enum_slots(schema)
     text, *_ = decode(slots, FakeModel(seed))
     assert json.loads(text) == reference(slots, FakeModel(seed))
+
+
+def test_a_shared_stretch_of_the_options_costs_no_forward_pass():
+    # Two dates that share "2022-06-": one choice ("1" or "2"), not one per shared token.
+    model = FakeModel()
+    slots = enum_slots(schema_of({"a": ["2022-06-10", "2022-06-24"]}))
+    text, out, n_evals, _ = decode(slots, model)
+    assert json.loads(text)["a"] in ("2022-06-10", "2022-06-24")
+    assert n_evals == 2  # the branch point, then the rest of the reply
+    assert "".join(VOCAB[e.token] for e in out if e.scored) == json.loads(text)["a"]
+    scored = [e for e in out if e.scored]  # the shared part is scored like the rest
+    assert "".join(VOCAB[e.token] for e in scored[:8]) == "2022-06-"
+    assert all(e.logprob <= 0 and e.top for e in scored)
+
+
+def test_the_shared_prefix_stops_at_word_boundaries():
+    assert shared_prefix([b"ab cd", b"ab ce"]) == b"ab"  # the space goes with the next word
+    assert shared_prefix([b"abc", b"abd"]) == b""  # never inside a word an option continues
+    assert shared_prefix([b"ab", b"ab-1"]) == b"ab"  # one option ends where a word ends
+    assert shared_prefix(["é1".encode(), "è1".encode()]) == b""  # whole characters only
+    assert shared_prefix([b"x.5", b"x.7"]) == b"x."
+    assert shared_prefix([]) == b""

@@ -99,3 +99,25 @@ def test_forced_results_do_not_depend_on_call_history(clients):
 def test_unknown_decoder_is_refused():
     with pytest.raises(ValueError, match="forced, grammar"):
         LocalLlamaClient(decoder="beam")
+
+
+def test_the_mapper_scores_the_rankers_values_in_one_pass_over_the_hunters_prompt(clients):
+    forced, _ = clients
+    lines = _lines()
+    req = build_hunter(SCHEMA, lines)
+    forced.chat(req.messages, schema=req.schema)  # the Hunter leaves its prompt evaluated
+    m = run_mapper(SCHEMA, lines, forced, messages=req.messages)
+    [comp] = m.completions
+    assert comp.usage["prompt_evaluated"] <= 2  # the Hunter's prompt is reused
+    assert comp.usage["forward_passes"] == 1  # every reply token fixed: one batched pass
+    assert {k: r.value for k, r in m.fields.items()} == {
+        k: r.value for k, r in run_mapper(SCHEMA, lines).fields.items()
+    }
+    assert m.fields
+    for r in m.fields.values():
+        assert "".join(t.token for t in r.tokens) == r.value
+        assert all(t.logprob <= 1e-6 and math.isfinite(t.logprob) for t in r.tokens)
+    # the same request alone (nothing evaluated before it) gives the same numbers
+    fresh = LocalLlamaClient(n_ctx=2048)
+    again = run_mapper(SCHEMA, lines, fresh, messages=req.messages)
+    assert again.completions[0].tokens == comp.tokens
