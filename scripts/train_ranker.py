@@ -100,6 +100,26 @@ def augment_unseen(X, y, sizes, share: float, seed: int = 0):
     )
 
 
+def augment_unlabelled(X, y, sizes, share: float, seed: int = 1):
+    """Append copies of ``share`` of the present-field groups with their labels made
+    unrecognisable (:func:`confidence.calls.ranker_features.without_labels`)."""
+    from confidence.calls.ranker_features import without_labels
+
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    rng = np.random.default_rng(seed)
+    present = [g for g in range(len(sizes)) if y[starts[g] + sizes[g] - 1] == 0]  # null last
+    pick = [g for g in present if rng.random() < share]
+    if not pick:
+        return X, y, list(sizes)
+    blocks = [without_labels(X[starts[g] : starts[g] + sizes[g]]) for g in pick]
+    ys = [y[starts[g] : starts[g] + sizes[g]] for g in pick]
+    return (
+        np.vstack([X, *blocks]),
+        np.concatenate([y, *ys]),
+        [*sizes, *(sizes[g] for g in pick)],
+    )
+
+
 def main(argv=None) -> int:
     from confidence.calls.ranker import CandidateRanker
     from confidence.documents.cache import DocumentCache
@@ -124,6 +144,12 @@ def main(argv=None) -> int:
         type=float,
         default=0.3,
         help="share of groups copied as fields the label vocabulary does not know",
+    )
+    ap.add_argument(
+        "--unlabelled-share",
+        type=float,
+        default=0.2,
+        help="share of present-field groups copied with unrecognisable labels",
     )
     ap.add_argument("--no-fit", action="store_true", help="only compute and keep the groups")
     args = ap.parse_args(argv)
@@ -155,6 +181,7 @@ def main(argv=None) -> int:
             return 0
     print(f"features: {len(sizes)} groups, {len(y)} rows in {time.time() - t0:.0f}s", flush=True)
     X, y, sizes = augment_unseen(X, y, sizes, args.unseen_share)
+    X, y, sizes = augment_unlabelled(X, y, sizes, args.unlabelled_share)
     ranker = CandidateRanker().fit(X, y, group=sizes)
     if args.out.exists():
         for p in args.out.iterdir():
@@ -167,6 +194,7 @@ def main(argv=None) -> int:
         "groups": len(sizes),
         "rows": len(y),
         "unseen_share": args.unseen_share,
+        "unlabelled_share": args.unlabelled_share,
         "params": ranker.get_params(),
         "seconds": round(time.time() - t0),
     }
