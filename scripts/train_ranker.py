@@ -131,6 +131,15 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", type=Path, default=None, help="OCR cache folder")
     ap.add_argument("--n-invoices", type=int, default=100, help="training invoices (max 395)")
     ap.add_argument("--n-receipts", type=int, default=150, help="training receipts (max 999)")
+    ap.add_argument(
+        "--extra",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="further synthetic dataset folders trained on whole (other seeds, e.g. receipts "
+        "made with --header-variety); never the seed-7 corpora",
+    )
+    ap.add_argument("--n-extra", type=int, default=None, help="documents per extra folder")
     ap.add_argument("--out", type=Path, default=ROOT / "confidence" / "models" / "ranker")
     ap.add_argument(
         "--features",
@@ -174,6 +183,15 @@ def main(argv=None) -> int:
             Xs += x
             ys += y
             sizes += s
+        for folder in args.extra:
+            from confidence.datasets.folder import Dataset
+
+            extra = Dataset.open(folder)
+            print(f"{folder}: {len(extra.records)} extra documents", flush=True)
+            x, y, s = groups_of(extra, cache, args.n_extra, keep=(args.features or [None])[0])
+            Xs += x
+            ys += y
+            sizes += s
         X, y = np.vstack(Xs), np.concatenate(ys)
         if args.features:
             np.savez_compressed(args.features[0], X=X, y=y, sizes=np.asarray(sizes))
@@ -190,6 +208,7 @@ def main(argv=None) -> int:
     info = {
         "features_files": [str(p) for p in args.features],
         "documents_asked": {"invoices": args.n_invoices, "receipts": args.n_receipts},
+        "extra": [str(p) for p in args.extra],
         "source": "seed-7 synthetic corpora of scripts/train_default.py, held-out split excluded",
         "groups": len(sizes),
         "rows": len(y),
