@@ -280,7 +280,9 @@ def test_a_header_row_read_as_one_line_labels_each_column():
 
     words = row(0.2, [(0.05, "Order Ref"), (0.35, "Due Date"), (0.65, "Total")], 1)
     words += row(0.23, [(0.05, "PO-77"), (0.35, "30/04/2024"), (0.65, "99.00")], 2)
-    lines = document_lines(Document("d", "d.pdf", (Page(1, 850, 1100, tuple(words), "pdf"),)))
+    lines = document_lines(
+        Document("d", "d.pdf", (Page(1, 850, 1100, tuple(words), "pdf", 100.0),))
+    )
     head, vals = lines
     assert head.text == "Order Ref Due Date Total" and len(vals.words) == 3
     assert _column_text(head, _value_span(vals, "30/04/2024")) == ("Due Date", 3)
