@@ -100,6 +100,26 @@ def augment_unseen(X, y, sizes, share: float, seed: int = 0):
     )
 
 
+def augment_unlabelled(X, y, sizes, share: float, seed: int = 1):
+    """Append copies of ``share`` of the present-field groups with their labels made
+    unrecognisable (:func:`confidence.calls.ranker_features.without_labels`)."""
+    from confidence.calls.ranker_features import without_labels
+
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    rng = np.random.default_rng(seed)
+    present = [g for g in range(len(sizes)) if y[starts[g] + sizes[g] - 1] == 0]  # null last
+    pick = [g for g in present if rng.random() < share]
+    if not pick:
+        return X, y, list(sizes)
+    blocks = [without_labels(X[starts[g] : starts[g] + sizes[g]]) for g in pick]
+    ys = [y[starts[g] : starts[g] + sizes[g]] for g in pick]
+    return (
+        np.vstack([X, *blocks]),
+        np.concatenate([y, *ys]),
+        [*sizes, *(sizes[g] for g in pick)],
+    )
+
+
 def main(argv=None) -> int:
     from confidence.calls.ranker import CandidateRanker
     from confidence.documents.cache import DocumentCache
@@ -111,6 +131,15 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", type=Path, default=None, help="OCR cache folder")
     ap.add_argument("--n-invoices", type=int, default=100, help="training invoices (max 395)")
     ap.add_argument("--n-receipts", type=int, default=150, help="training receipts (max 999)")
+    ap.add_argument(
+        "--extra",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="further synthetic dataset folders trained on whole (other seeds, e.g. receipts "
+        "made with --header-variety); never the seed-7 corpora",
+    )
+    ap.add_argument("--n-extra", type=int, default=None, help="documents per extra folder")
     ap.add_argument("--out", type=Path, default=ROOT / "confidence" / "models" / "ranker")
     ap.add_argument(
         "--features",
@@ -124,6 +153,12 @@ def main(argv=None) -> int:
         type=float,
         default=0.3,
         help="share of groups copied as fields the label vocabulary does not know",
+    )
+    ap.add_argument(
+        "--unlabelled-share",
+        type=float,
+        default=0.2,
+        help="share of present-field groups copied with unrecognisable labels",
     )
     ap.add_argument("--no-fit", action="store_true", help="only compute and keep the groups")
     args = ap.parse_args(argv)
@@ -148,6 +183,15 @@ def main(argv=None) -> int:
             Xs += x
             ys += y
             sizes += s
+        for folder in args.extra:
+            from confidence.datasets.folder import Dataset
+
+            extra = Dataset.open(folder)
+            print(f"{folder}: {len(extra.records)} extra documents", flush=True)
+            x, y, s = groups_of(extra, cache, args.n_extra, keep=(args.features or [None])[0])
+            Xs += x
+            ys += y
+            sizes += s
         X, y = np.vstack(Xs), np.concatenate(ys)
         if args.features:
             np.savez_compressed(args.features[0], X=X, y=y, sizes=np.asarray(sizes))
@@ -155,6 +199,7 @@ def main(argv=None) -> int:
             return 0
     print(f"features: {len(sizes)} groups, {len(y)} rows in {time.time() - t0:.0f}s", flush=True)
     X, y, sizes = augment_unseen(X, y, sizes, args.unseen_share)
+    X, y, sizes = augment_unlabelled(X, y, sizes, args.unlabelled_share)
     ranker = CandidateRanker().fit(X, y, group=sizes)
     if args.out.exists():
         for p in args.out.iterdir():
@@ -163,10 +208,12 @@ def main(argv=None) -> int:
     info = {
         "features_files": [str(p) for p in args.features],
         "documents_asked": {"invoices": args.n_invoices, "receipts": args.n_receipts},
+        "extra": [str(p) for p in args.extra],
         "source": "seed-7 synthetic corpora of scripts/train_default.py, held-out split excluded",
         "groups": len(sizes),
         "rows": len(y),
         "unseen_share": args.unseen_share,
+        "unlabelled_share": args.unlabelled_share,
         "params": ranker.get_params(),
         "seconds": round(time.time() - t0),
     }

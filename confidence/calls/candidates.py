@@ -134,8 +134,9 @@ def _text_candidates(field, lines, row_of, others):
             m = re.match(r"^(.{2,25}?)\s*[:\-]\s*(\S.*)$", ln.text)
             if m and cue_score(m.group(1), cues) > 0:
                 out.append(Candidate(m.group(2), ln.index, 1.5))
-        return out
+        return out + _block_heads(lines)
     # Issuer-like names: top of the page, letters, legal suffix.
+    scores = []
     for i, ln in enumerate(lines[:15]):
         s = 1.0 - 0.12 * i
         s += 0.6 * (_letters_ratio(ln.text) - 0.7)
@@ -143,7 +144,38 @@ def _text_candidates(field, lines, row_of, others):
             s -= 1.0
         if len(ln.text) < 3:
             s -= 1.0
+        scores.append(s)
         out.append(Candidate(ln.text, ln.index, s))
+        head = _before_number_tail(ln.text)
+        if head:  # a name followed by a registration number in brackets
+            out.append(Candidate(head, ln.index, s + 0.1))
+    for i in range(min(len(lines), 8) - 1):  # a long name wrapped over two lines
+        a, b = lines[i], lines[i + 1]
+        if a.page == b.page and min(_letters_ratio(a.text), _letters_ratio(b.text)) >= 0.6:
+            out.append(Candidate(f"{a.text} {b.text}", a.index, min(scores[i : i + 2]) - 0.2))
+    return out
+
+
+def _before_number_tail(text: str) -> str | None:
+    """``"NAME (123456-X)"`` -> ``"NAME"``: the text before a bracket that holds digits."""
+    m = re.match(r"^(.*?[A-Za-z].*?)\s*[(\[{][^()]*\d[^()]*[)\]}]?\s*\S{0,3}$", text)
+    return m.group(1).strip() if m and len(m.group(1).strip()) >= 3 else None
+
+
+def _block_heads(lines: list[Line]) -> list[Candidate]:
+    """Lines right above an address-like line: the name heading a postal block."""
+    out = []
+    for i in range(len(lines) - 1):
+        ln, nxt = lines[i], lines[i + 1]
+        if (
+            ln.page == nxt.page
+            and _letters_ratio(ln.text) >= 0.6
+            and len(ln.text.split()) <= 6
+            and _address_likeness(ln.text) <= 0.3
+            and _address_likeness(nxt.text) >= 0.4
+            and max(_address_likeness(x.text) for x in lines[i + 1 : i + 4]) > 0.9
+        ):
+            out.append(Candidate(ln.text, ln.index, 0.5))
     return out
 
 

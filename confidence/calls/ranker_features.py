@@ -23,12 +23,13 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 from statistics import median
 
 import numpy as np
 from rapidfuzz import fuzz
 
-from confidence.calls.candidates import field_candidates
+from confidence.calls.candidates import _address_likeness, field_candidates
 from confidence.calls.labelled import find_label_hits
 from confidence.calls.mapper import run_mapper, typed_values
 from confidence.calls.pairs import find_pairs
@@ -60,6 +61,7 @@ __all__ = [
     "Pooled",
     "field_pool",
     "pool_features",
+    "without_labels",
     "without_vocabulary",
 ]
 
@@ -118,6 +120,9 @@ FEATURES: tuple[str, ...] = (
     "date_rank",
     "n_dates",
     "label_best",
+    "below_address",
+    "above_address",
+    "col_segments",
 )
 
 
@@ -168,6 +173,7 @@ class PageContext:
     row_of: dict[int, list[Line]]
     above: dict[int, int]
     header: dict[int, int]
+    below: dict[int, int]
     med_height: float
     med_font: float
     text: str
@@ -186,6 +192,9 @@ class PageContext:
             for ln in row:
                 row_of[ln.index] = row
         above, header = _columns(lines)
+        below: dict[int, int] = {}
+        for i, a in sorted(above.items()):
+            below.setdefault(a, i)
         heights = [ln.bbox[3] - ln.bbox[1] for ln in lines] or [0.01]
         fonts = [w.font_size for ln in lines for w in ln.words if w.font_size]
         amounts = [
@@ -200,6 +209,7 @@ class PageContext:
             row_of,
             above,
             header,
+            below,
             max(median(heights), 1e-4),
             median(fonts) if fonts else 0.0,
             "\n".join(ln.text for ln in lines),
@@ -375,12 +385,16 @@ def pool_features(ctx: PageContext, f: Field, pool: list[Pooled]) -> np.ndarray:
         left = _left_text(ctx, ln, v)
         ab = ctx.above.get(ln.index)
         hd = ctx.header.get(ln.index)
+        span = _value_span(ln, v)
+        col_above = _column_text(ctx.by_index[ab], span) if ab is not None else ("", 0)
+        col_head = _column_text(ctx.by_index[hd], span)[0] if hd is not None else ""
         labs = [
             _label_vector(ctx, f, p.label),
             _label_vector(ctx, f, left),
-            _label_vector(ctx, f, ctx.by_index[ab].text if ab is not None else ""),
-            _label_vector(ctx, f, ctx.by_index[hd].text if hd is not None else ""),
+            _label_vector(ctx, f, col_above[0]),
+            _label_vector(ctx, f, col_head),
         ]
+        below = ctx.below.get(ln.index)
         row = ctx.row_of.get(ln.index, [ln])
         pos = [o.index for o in row].index(ln.index) if ln in row else 0
         fonts = [w.font_size for w in ln.words if w.font_size]
@@ -430,6 +444,9 @@ def pool_features(ctx: PageContext, f: Field, pool: list[Pooled]) -> np.ndarray:
                 date_rank,
                 float(len(ctx.dates)),
                 math.nan,
+                _address_likeness(ctx.by_index[below].text) if below is not None else math.nan,
+                _address_likeness(ctx.by_index[ab].text) if ab is not None else math.nan,
+                float(col_above[1]),
             ]
         )
     width = len(FEATURES)
@@ -443,6 +460,45 @@ def pool_features(ctx: PageContext, f: Field, pool: list[Pooled]) -> np.ndarray:
     X[:, FEATURES.index("group_max_prior")] = gmax
     X[:, FEATURES.index("group_max_label")] = np.nanmax(label_best) if len(pool) > 1 else -1.0
     return X
+
+
+def _value_span(ln: Line, value: str) -> tuple[float, float]:
+    """Horizontal extent of ``value``'s words within its line (proportional if not word-exact)."""
+    texts = [w.text for w in ln.words]
+    n = len(value.split())
+    for i in range(len(texts) - n + 1):
+        if " ".join(texts[i : i + n]) == value:
+            return ln.words[i].bbox[0], ln.words[i + n - 1].bbox[2]
+    start = ln.text.find(value)
+    if start < 0 or not ln.text:
+        return ln.bbox[0], ln.bbox[2]
+    w = (ln.bbox[2] - ln.bbox[0]) / len(ln.text)
+    return ln.bbox[0] + w * start, ln.bbox[0] + w * (start + len(value))
+
+
+def _column_text(above: Line, span: tuple[float, float]) -> tuple[str, int]:
+    """The part of the line above that heads the value's column, and how many parts it has.
+
+    The line is cut into segments at wide gaps (a header row of several labels); the segments
+    overlapping the value's extent (else the nearest one) are the value's column label.
+    """
+    ws = above.words
+    if len(ws) < 2:
+        return above.text, 1
+    height = median(w.bbox[3] - w.bbox[1] for w in ws) or 0.01
+    segs: list[list] = [[ws[0]]]
+    for a, b in pairwise(ws):
+        if b.bbox[0] - a.bbox[2] > 1.2 * height:
+            segs.append([])
+        segs[-1].append(b)
+    if len(segs) == 1:
+        return above.text, 1
+    x0, x1 = span
+    hit = [g for g in segs if min(g[-1].bbox[2], x1) - max(g[0].bbox[0], x0) > 0]
+    if not hit:
+        mid = (x0 + x1) / 2
+        hit = [min(segs, key=lambda g: abs((g[0].bbox[0] + g[-1].bbox[2]) / 2 - mid))]
+    return " ".join(w.text for g in hit for w in g), len(segs)
 
 
 def _left_edge(ctx: PageContext, ln: Line) -> float:
@@ -474,4 +530,38 @@ def without_vocabulary(X: np.ndarray) -> np.ndarray:
     out = np.array(X, dtype=float, copy=True)
     cols = [FEATURES.index(n) for n in VOCABULARY_FEATURES]
     out[:, cols] = np.where(np.isnan(out[:, cols]), np.nan, 0.0)
+    return out
+
+
+LABEL_FEATURES: tuple[str, ...] = (
+    "src_hit",
+    *(f"{s}_{f}" for s in _LABEL_SLOTS for f in ("cue", "tok", "ngram", "concept")),
+)
+"""Features saying how well a printed label names the field (rival cues left out)."""
+
+
+def without_labels(X: np.ndarray) -> np.ndarray:
+    """``X`` as if the field's printed label were a word the ranker cannot tie to it.
+
+    Real documents print labels no vocabulary lists (abbreviations, house styles); a ranker
+    trained only on synthetic pages, whose labels all come from the locale tables, learns that
+    a field without a recognised label is absent. Training on such copies of present fields
+    teaches it to fall back on layout and value shape. The group-level label columns
+    (``label_best``, ``group_max_label``) are recomputed.
+
+    Examples
+    --------
+    >>> X = np.ones((2, len(FEATURES))); X[:, 0] = [0.0, 1.0]
+    >>> Z = without_labels(X)
+    >>> int(Z[:, FEATURES.index("left_cue")].sum()), float(Z[0, FEATURES.index("label_best")])
+    (0, 0.0)
+    """
+    out = np.array(X, dtype=float, copy=True)
+    cols = [FEATURES.index(n) for n in LABEL_FEATURES]
+    out[:, cols] = np.where(np.isnan(out[:, cols]), np.nan, 0.0)
+    cue_cols = [FEATURES.index(f"{s}_cue") for s in _LABEL_SLOTS]
+    best = np.nanmax(np.where(np.isnan(out[:, cue_cols]), -1.0, out[:, cue_cols]), axis=1)
+    null = out[:, 0] == 1
+    out[:, FEATURES.index("label_best")] = np.where(null, np.nan, best)
+    out[:, FEATURES.index("group_max_label")] = best[~null].max() if (~null).any() else -1.0
     return out

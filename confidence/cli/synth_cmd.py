@@ -67,6 +67,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="invoice",
         help="invoice (21 fields) or till receipt (merchant name/address, date, total)",
     )
+    p.add_argument(
+        "--header-variety",
+        type=float,
+        default=0.0,
+        help="receipts: share with a wrapped name or a registration number beside it, 0-1 "
+        "(default 0: the plain header of earlier corpora)",
+    )
     p.add_argument("--n-jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--overwrite", action="store_true", help="replace a dataset already in OUT_DIR")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -88,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         progress=not args.quiet and sys.stderr.isatty(),
         kind=args.kind,
+        header_variety=args.header_variety,
     )
     took = time.perf_counter() - start
     print(

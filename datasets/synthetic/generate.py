@@ -151,9 +151,14 @@ def _job(args: tuple) -> SynthDocument | tuple[int, str]:
             from confidence.datasets.synthetic.receipts import receipt_document
 
             return receipt_document(
-                index, seed, scan_ratio=kwargs["scan_ratio"], languages=kwargs["languages"]
+                index,
+                seed,
+                scan_ratio=kwargs["scan_ratio"],
+                languages=kwargs["languages"],
+                header_variety=kwargs["header_variety"],
             )
-        return synth_document(index, seed, **{k: v for k, v in kwargs.items() if k != "kind"})
+        skip = ("kind", "header_variety")
+        return synth_document(index, seed, **{k: v for k, v in kwargs.items() if k not in skip})
     except Exception as e:  # keep the batch going; the failure is reported per document
         return index, f"{type(e).__name__}: {e}"
 
@@ -170,6 +175,7 @@ def generate(
     overwrite: bool = False,
     progress: bool = False,
     kind: str = "invoice",
+    header_variety: float = 0.0,
 ):
     """Write ``n`` synthetic invoices (or till receipts) as a dataset folder (``schema.json``,
     ``labels.jsonl``, ``files/``); the same ``seed`` gives byte-identical output whatever
@@ -195,6 +201,10 @@ def generate(
     kind : {"invoice", "receipt"}
         ``"receipt"`` writes till receipts with the four-field
         :data:`~confidence.datasets.synthetic.receipts.RECEIPT_SCHEMA` (``families`` is ignored).
+    header_variety : float
+        Receipts only: share printed with a non-plain merchant-name style
+        (:data:`~confidence.datasets.synthetic.receipts.HEADER_STYLES`; wrapped names, registration
+        number beside the name). 0 (default) reproduces earlier corpora of the same seed.
 
     Returns
     -------
@@ -217,7 +227,15 @@ def generate(
     if kind not in KINDS:
         raise DatasetError(f"kind {kind!r} is unknown; use one of: {', '.join(KINDS)}")
     langs, fams = _validate(scan_ratio, languages, families)
-    kwargs = {"scan_ratio": scan_ratio, "languages": langs, "families": fams, "kind": kind}
+    if not 0.0 <= header_variety <= 1.0:
+        raise DatasetError(f"header_variety must be within 0-1, got {header_variety}")
+    kwargs = {
+        "scan_ratio": scan_ratio,
+        "languages": langs,
+        "families": fams,
+        "kind": kind,
+        "header_variety": header_variety,
+    }
     jobs = [(i, seed, kwargs) for i in range(n)]
     schema = SCHEMA
     if kind == "receipt":

@@ -161,19 +161,52 @@ def _address(fake, rng: random.Random, lang: str) -> list[str]:
     return lines[:4]
 
 
-def _content(rng: random.Random, lang: str) -> tuple[list[_Line], dict[str, str | None], dict]:
+HEADER_STYLES: dict[str, str] = {
+    "plain": "the name on one line, a registration number (if any) on its own line below",
+    "wrapped": "a name of two or more words wrapped over two centred lines (gold: the whole name)",
+    "tagged": "the registration number in brackets after the name on its line (gold: the name)",
+}
+"""How the merchant's name is printed. ``header_variety`` is the share of receipts drawn with one
+of the non-plain styles: letterheads of real till printers wrap long names on the narrow roll and
+print the company number beside the name. The default (0) is the plain style only, so seeded
+corpora made before the styles existed are reproduced byte for byte."""
+
+
+def _name_lines(name: str, style: str, reg: str, size: float) -> list[_Line]:
+    words = name.split()
+    if style == "wrapped":
+        cut = min(range(1, len(words)), key=lambda k: abs(len(" ".join(words[:k])) - len(name) / 2))
+        return [
+            _Line(" ".join(words[:cut]), "c", size=size, bold=True, field="merchant_name"),
+            _Line(" ".join(words[cut:]), "c", size=size, bold=True, field="merchant_name"),
+        ]
+    if style == "tagged":
+        return [
+            _Line(f"{name} ({reg})", "c", size=min(size, 1.3), bold=True, field="merchant_name")
+        ]
+    return [_Line(name, "c", size=size, bold=True, field="merchant_name")]
+
+
+def _content(
+    rng: random.Random, lang: str, header_variety: float = 0.0
+) -> tuple[list[_Line], dict[str, str | None], dict]:
     """The printed lines of one receipt, its gold values and facts for ``meta``."""
+    # Styles draw from their own stream, and only when asked, so the plain corpora stay as made.
+    vr = random.Random(rng.getrandbits(32)) if header_variety > 0 else None
+    style = "plain"
+    if vr is not None and vr.random() < header_variety:
+        style = vr.choice(("wrapped", "tagged"))
     locale = rng.choice(L.FAKER_LOCALES[lang])
     fake = _faker(locale)
     fake.seed_instance(rng.getrandbits(32))
     w = _WORDS[lang]
-    style = L.NUMBER_STYLES[lang][0] if rng.random() < 0.8 else rng.choice(L.NUMBER_STYLES[lang])
+    numbers = L.NUMBER_STYLES[lang][0] if rng.random() < 0.8 else rng.choice(L.NUMBER_STYLES[lang])
     pattern = rng.choice(L.DATE_PATTERNS[locale])
     code, symbol = L.CURRENCIES[locale]
     cur = rng.choice(("", "", symbol, code))
 
     def num(x: Decimal) -> str:
-        return L.format_number(x, style)
+        return L.format_number(x, numbers)
 
     def money(x: Decimal) -> str:
         s = num(x)
@@ -181,6 +214,8 @@ def _content(rng: random.Random, lang: str) -> tuple[list[_Line], dict[str, str 
 
     gold: dict[str, str | None] = {}
     name = _merchant(fake, rng, lang)
+    if style == "wrapped" and " " not in name:
+        style = "plain"
     addr = _address(fake, rng, lang)
     day = dt.date(2017, 1, 1) + dt.timedelta(days=rng.randint(0, 2900))
     date_s = L.format_date(day, pattern, lang)
@@ -191,14 +226,14 @@ def _content(rng: random.Random, lang: str) -> tuple[list[_Line], dict[str, str 
 
     lines: list[_Line] = []
     if "merchant_name" not in absent:
-        lines.append(
-            _Line(name, "c", size=rng.choice((1.3, 1.5, 1.8)), bold=True, field="merchant_name")
-        )
+        size = rng.choice((1.3, 1.5, 1.8))
+        reg = fake.bothify("#######-?").upper() if style == "tagged" else ""
+        lines += _name_lines(name, style, reg, size)
     else:
         lines.append(
             _Line(rng.choice(("*** WELCOME ***", "~ ~ ~", "[LOGO]")), "c", size=1.4, bold=True)
         )
-    if rng.random() < 0.5:
+    if rng.random() < 0.5 and style != "tagged":
         lines.append(_Line(f"({fake.bothify('#######-?').upper()})", "c", size=0.9))
     if "merchant_address" not in absent:
         lines += [_Line(a, "c", size=0.95, field="merchant_address") for a in addr]
@@ -299,6 +334,8 @@ def _content(rng: random.Random, lang: str) -> tuple[list[_Line], dict[str, str 
         "normalized": {"purchase_date": day.isoformat(), "total": f"{total:.2f}"},
         "tax_included": included,
     }
+    if vr is not None:
+        facts["header_style"] = style
     return lines, gold, facts
 
 
@@ -371,7 +408,12 @@ def _render(lines: list[_Line], rng: random.Random) -> tuple[bytes, dict[str, An
 
 
 def receipt_document(
-    index: int, seed: int = 0, *, scan_ratio: float = 0.0, languages: Sequence[str] = L.LANGUAGES
+    index: int,
+    seed: int = 0,
+    *,
+    scan_ratio: float = 0.0,
+    languages: Sequence[str] = L.LANGUAGES,
+    header_variety: float = 0.0,
 ) -> SynthDocument:
     """Generate receipt number ``index`` of the dataset with ``seed`` (pure function of both).
 
@@ -383,6 +425,8 @@ def receipt_document(
     """
     if not 0.0 <= scan_ratio <= 1.0:
         raise DatasetError(f"scan_ratio must be within 0-1, got {scan_ratio}")
+    if not 0.0 <= header_variety <= 1.0:
+        raise DatasetError(f"header_variety must be within 0-1, got {header_variety}")
     bad = [x for x in languages if x not in L.LANGUAGES]
     if bad or not languages:
         raise DatasetError(
@@ -391,7 +435,7 @@ def receipt_document(
         )
     rng = random.Random(f"extractconf-receipt:{seed}:{index}")
     lang = rng.choice(tuple(languages))
-    lines, gold, facts = _content(rng, lang)
+    lines, gold, facts = _content(rng, lang, header_variety)
     pdf, drawn = _render(lines, rng)
     meta: dict[str, Any] = {
         "generator": "extractconf synth --kind receipt",

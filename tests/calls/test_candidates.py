@@ -163,3 +163,23 @@ def test_mapper_finds_label_above_and_german_labels(tmp_path):
         "tax_rate": "19%",
         "amount_total_gross": "119,00",
     }, got  # order_id is not on the page: the Mapper misses rather than guesses
+
+
+def test_issuer_name_with_a_bracketed_number_and_a_wrapped_name():
+    company = SCHEMA["company"]
+    tail = [c.value for c in field_candidates(company, _lines(["ORCHID LANE TRADERS (4410-K)"]))]
+    assert "ORCHID LANE TRADERS" in tail and "ORCHID LANE TRADERS (4410-K)" in tail
+    wrapped = _lines(["GREENFIELD HOME &", "GARDEN SUPPLIES", "12 Mill Road", "Tel 555 0101"])
+    vals = [c.value for c in field_candidates(company, wrapped, max_candidates=20)]
+    assert "GREENFIELD HOME & GARDEN SUPPLIES" in vals
+    # a bracket without digits is part of the name, not a registration number
+    plain = [c.value for c in field_candidates(company, _lines(["BLUE CAFE (EAST)"]))]
+    assert plain == ["BLUE CAFE (EAST)"]
+
+
+def test_an_unlabelled_name_over_an_address_block_is_a_customer_candidate():
+    customer = Field("customer_name", "text", "Name of the customer the invoice is addressed to")
+    lines = _lines(["Invoice", "Jane Roe", "14 Harbour Street", "90210 Springfield", "Total 9.00"])
+    vals = [c.value for c in field_candidates(customer, lines, max_candidates=20)]
+    assert "Jane Roe" in vals
+    assert "Invoice" not in vals  # the line above the name is not over an address

@@ -261,3 +261,39 @@ def test_a_page_with_withheld_instruction_lines_is_ranked_and_mapped():
     assert req.schema["properties"]["total"]["enum"][0] == "31.00"
     assert "999.99" not in str(req.schema)
     assert run_mapper(INVOICE, lines).fields["total"].value == "31.00"
+
+
+def test_a_header_row_read_as_one_line_labels_each_column():
+    """OCR joins a header row into one line: each value takes the header part above it."""
+    from confidence.calls.ranker_features import _column_text, _value_span
+    from confidence.documents.lines import document_lines
+    from confidence.types import Document, Page, Word
+
+    def row(y, cells, block):
+        out = []
+        for x, text in cells:
+            for tok in text.split():
+                w = 0.012 * len(tok)
+                out.append(Word(tok, (x, y, x + w, y + 0.02), 1.0, 10.0, line_id=0, block_id=block))
+                x += w + 0.01
+        return out
+
+    words = row(0.2, [(0.05, "Order Ref"), (0.35, "Due Date"), (0.65, "Total")], 1)
+    words += row(0.23, [(0.05, "PO-77"), (0.35, "30/04/2024"), (0.65, "99.00")], 2)
+    lines = document_lines(
+        Document("d", "d.pdf", (Page(1, 850, 1100, tuple(words), "pdf", 100.0),))
+    )
+    head, vals = lines
+    assert head.text == "Order Ref Due Date Total" and len(vals.words) == 3
+    assert _column_text(head, _value_span(vals, "30/04/2024")) == ("Due Date", 3)
+    assert _column_text(head, _value_span(vals, "PO-77")) == ("Order Ref", 3)
+    schema = Schema(
+        "s",
+        (
+            Field("order_id", "id", "Purchase order number."),
+            Field("date_due", "date", "Payment due date."),
+            Field("total", "amount", "Total amount."),
+        ),
+    )
+    got = {k: c.value for k, c in default_ranker().read(lines, schema).items()}
+    assert got == {"order_id": "PO-77", "date_due": "30/04/2024", "total": "99.00"}

@@ -6,6 +6,7 @@ import io
 import json
 import re
 from decimal import Decimal
+from itertools import pairwise
 
 import pdfplumber
 import pytest
@@ -120,3 +121,28 @@ def test_cli_kind_receipt_writes_a_readable_dataset(tmp_path, capsys):
     first = json.loads((out / "labels.jsonl").read_text().splitlines()[0])
     assert first["doc_id"] == "receipt-3-00000"
     assert "wrote 5" in capsys.readouterr().out
+
+
+def test_header_styles_wrap_the_name_or_tag_it_with_a_number(tmp_path):
+    out = tmp_path / "v"
+    argv = ["synth", str(out), "--n", "12", "--kind", "receipt", "--seed", "4"]
+    assert main([*argv, "--header-variety", "1.0"]) == 0
+    ds = Dataset.open(out)
+    seen = set()
+    for rec in ds.records:
+        d = receipt_document(int(rec.doc_id[-5:]), seed=4, header_variety=1.0)
+        assert d.fields == rec.fields
+        name, style = d.fields["merchant_name"], d.meta["header_style"]
+        seen.add(style)
+        if name is None:
+            continue
+        lines = _words(d.data)
+        if style == "wrapped":
+            assert name not in lines and any(f"{a} {b}" == name for a, b in pairwise(lines))
+        elif style == "tagged":
+            assert any(re.fullmatch(re.escape(name) + r" \(\d{7}-[A-Z]\)", ln) for ln in lines)
+    assert {"wrapped", "tagged"} <= seen
+    plain = receipt_document(0, seed=4)
+    assert "header_style" not in plain.meta  # the default keeps earlier corpora unchanged
+    with pytest.raises(DatasetError, match="header_variety"):
+        receipt_document(0, header_variety=1.5)
