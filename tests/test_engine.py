@@ -452,3 +452,18 @@ def test_shipped_model_scores_one_reading_records_with_the_library_mapper(tmp_pa
     # and with the documents but the library's Mapper turned off
     off = engine.score([record], schema, documents={"inv": doc}, library_mapper=False)
     assert all(r.mapper_value is None for r in off)
+
+
+def test_one_reading_without_the_page_is_never_accepted():
+    from confidence.engine import ONE_READING
+    from confidence.schema import Field, Schema
+
+    eng = ConfidenceEngine.load()
+    schema = Schema("s", (Field("total", "amount"), Field("invoice_date", "date")))
+    rec = {"doc_id": "a", "fields": {"total": "9.00", "invoice_date": "2026-01-02"}}
+    rows = eng.score([rec], schema)
+    assert all(r.decision == "review" and r.reasons[0] == ONE_READING for r in rows)
+    assert all(r.p_sample == 1.0 and not r.audit for r in rows)
+    # a Mapper reading makes the record two-reading: routed on its confidence again
+    two = eng.score([{**rec, "mapper": rec["fields"]}], schema)
+    assert all(ONE_READING not in r.reasons for r in two)

@@ -141,11 +141,14 @@ def test_extract_document_record_and_resume(clean, tmp_path):
         doc, schema, Replay(case), samples=2, sample_temperature=0.8, verbalized=True
     )
     assert rec.status == "ok" and rec.hunter.mode == "grounded" and len(rec.samples) == 2
-    # the Hunter chose every value the ranker reads: the Mapper takes its tokens, makes no call
-    assert all(rec.hunter.fields[k].value == r.value for k, r in rec.mapper.fields.items())
-    assert rec.mapper.n_calls == 0 and rec.mapper.mode == "ranker+llm"
-    assert all(r.tokens for r in rec.mapper.fields.values())
-    assert rec.llm_calls == 1 + 0 + 2 + 1
+    # where the Hunter chose the value the ranker reads, the Mapper takes the Hunter's tokens;
+    # the rest it scores in one forced pass (no call at all when the two agree everywhere)
+    same = [k for k, r in rec.mapper.fields.items() if rec.hunter.fields[k].value == r.value]
+    assert all(rec.mapper.fields[k].tokens == rec.hunter.fields[k].tokens for k in same)
+    differ = len(same) < len(rec.mapper.fields)
+    assert rec.mapper.n_calls == int(differ) and rec.mapper.mode == "ranker+llm"
+    assert all(r.tokens for r in rec.mapper.fields.values() if r.value is not None)
+    assert rec.llm_calls == 1 + int(differ) + 2 + 1
     assert rec.meta["usage"]["prompt_tokens"] > 0 and rec.verbalized
     assert RunRecord.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
     out = tmp_path / "runs.jsonl"
