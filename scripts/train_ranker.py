@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import lzma
 import random
 import sys
 import time
@@ -32,35 +31,31 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 7
-RUNS = {
-    "invoices": ROOT / "scripts" / "default_runs.jsonl.xz",
-    "receipts": ROOT / "scripts" / "default_receipt_runs.jsonl.xz",
-}
-HELD_OUT = 200
+HELDOUT_IDS = ROOT / "scripts" / "heldout.json"
 
 
 def heldout_split(folder: Path, which: str):
-    """``(train, test)`` datasets of a seed-7 corpus, split exactly like ``train_default._split``
-    (documents extracted ``ok`` in the committed runs, 200 held out, seed 7)."""
+    """``(train, test)`` datasets of a seed-7 corpus: the test documents are the ones
+    ``train_default`` holds out (``scripts/heldout.json``), the train documents all the others."""
     from confidence.datasets.folder import Dataset
 
-    with lzma.open(RUNS[which], "rt", encoding="utf-8") as fh:
-        have = {r["doc_id"] for r in map(json.loads, fh) if r.get("status") == "ok"}
+    held = set(json.loads(HELDOUT_IDS.read_text())[which])
     ds = Dataset.open(folder)
-    sub = ds.subset([r.doc_id for r in ds.records if r.doc_id in have])
-    return sub.split(test_size=min(0.5, HELD_OUT / max(1, len(sub))), seed=SEED)
+    train = ds.subset([r.doc_id for r in ds.records if r.doc_id not in held])
+    return train, ds.subset([r.doc_id for r in ds.records if r.doc_id in held])
 
 
 def groups_of(ds, cache, limit: int | None, seed: int = 0, keep: Path | None = None):
     """Training groups of up to ``limit`` documents of ``ds`` (a seeded sample); with ``keep``,
-    the groups so far are written there every 25 documents (a stopped run keeps its work)."""
+    the groups so far are written there every 25 documents (a stopped run keeps its work).
+    Also returns the ids of the documents read (kept in the features file as ``doc_ids``)."""
     from confidence.calls.ranker import training_groups
     from confidence.documents.lines import document_lines
     from confidence.errors import DocumentError
 
     recs = list(ds.records)
     random.Random(seed).shuffle(recs)
-    Xs, ys, sizes = [], [], []
+    Xs, ys, sizes, used = [], [], [], []
     t0 = time.time()
     for k, rec in enumerate(recs[:limit]):
         try:
@@ -68,6 +63,7 @@ def groups_of(ds, cache, limit: int | None, seed: int = 0, keep: Path | None = N
         except DocumentError as e:
             print(f"skip {rec.doc_id}: {e}", file=sys.stderr)
             continue
+        used.append(rec.doc_id)
         for _, X, y in training_groups(document_lines(doc), ds.schema, rec.fields):
             Xs.append(X)
             ys.append(y)
@@ -76,9 +72,13 @@ def groups_of(ds, cache, limit: int | None, seed: int = 0, keep: Path | None = N
             print(f"  {ds.schema.name}: {k} docs, {time.time() - t0:.0f}s", flush=True)
             if keep is not None and sizes:
                 np.savez_compressed(
-                    keep, X=np.vstack(Xs), y=np.concatenate(ys), sizes=np.asarray(sizes)
+                    keep,
+                    X=np.vstack(Xs),
+                    y=np.concatenate(ys),
+                    sizes=np.asarray(sizes),
+                    doc_ids=np.asarray(used),
                 )
-    return Xs, ys, sizes
+    return Xs, ys, sizes, used
 
 
 def augment_unseen(X, y, sizes, share: float, seed: int = 0):
@@ -168,8 +168,13 @@ def main(argv=None) -> int:
         zs = [np.load(p) for p in args.features]
         X, y = np.vstack([z["X"] for z in zs]), np.concatenate([z["y"] for z in zs])
         sizes = [int(s) for z in zs for s in z["sizes"]]
+        # what each features file was computed from (files saved before doc_ids were kept: None)
+        documents = {
+            str(p): (len(z["doc_ids"]) if "doc_ids" in z.files else None)
+            for p, z in zip(args.features, zs, strict=True)
+        }
     else:
-        Xs, ys, sizes = [], [], []
+        Xs, ys, sizes, documents, used_all = [], [], [], {}, []
         for which, folder, n in (
             ("invoices", args.invoices, args.n_invoices),
             ("receipts", args.receipts, args.n_receipts),
@@ -179,22 +184,28 @@ def main(argv=None) -> int:
             print(f"{which}: {n_tr} train / {n_te} held out; using {n}", flush=True)
             if not n:
                 continue
-            x, y, s = groups_of(train, cache, n, keep=(args.features or [None])[0])
+            x, y, s, used = groups_of(train, cache, n, keep=(args.features or [None])[0])
             Xs += x
             ys += y
             sizes += s
+            documents[which] = len(used)
+            used_all += used
         for folder in args.extra:
             from confidence.datasets.folder import Dataset
 
             extra = Dataset.open(folder)
             print(f"{folder}: {len(extra.records)} extra documents", flush=True)
-            x, y, s = groups_of(extra, cache, args.n_extra, keep=(args.features or [None])[0])
+            x, y, s, used = groups_of(extra, cache, args.n_extra, keep=(args.features or [None])[0])
             Xs += x
             ys += y
             sizes += s
+            documents[str(folder)] = len(used)
+            used_all += used
         X, y = np.vstack(Xs), np.concatenate(ys)
         if args.features:
-            np.savez_compressed(args.features[0], X=X, y=y, sizes=np.asarray(sizes))
+            np.savez_compressed(
+                args.features[0], X=X, y=y, sizes=np.asarray(sizes), doc_ids=np.asarray(used_all)
+            )
         if args.no_fit:
             return 0
     print(f"features: {len(sizes)} groups, {len(y)} rows in {time.time() - t0:.0f}s", flush=True)
@@ -207,7 +218,9 @@ def main(argv=None) -> int:
     ranker.save(args.out)
     info = {
         "features_files": [str(p) for p in args.features],
-        "documents_asked": {"invoices": args.n_invoices, "receipts": args.n_receipts},
+        # documents actually read per source (per features file when trained from saved features;
+        # the --n-invoices/--n-receipts arguments do not apply then)
+        "documents_read": documents,
         "extra": [str(p) for p in args.extra],
         "source": "seed-7 synthetic corpora of scripts/train_default.py, held-out split excluded",
         "groups": len(sizes),
