@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import importlib.util
 import json
 import threading
@@ -39,6 +40,7 @@ from confidence.errors import LLMError
 from confidence.llm.base import Completion, Message
 from confidence.llm.forced import Slot, decode_enum_object, enum_slots
 from confidence.llm.grammar import grammar_schema
+from confidence.llm.prefix_cache import PrefixStateCache, common_prefix, default_prefix_dir
 from confidence.llm.token_capture import PieceAssembler, TopKCapture, token_text
 from confidence.llm.validation import check_messages, check_params
 
@@ -129,6 +131,7 @@ class LocalLlamaClient:
         seed: int = 0,
         max_string_length: int = 160,
         decoder: str = "forced",
+        prefix_cache: bool | str | Path = True,
     ) -> None:
         if decoder not in DECODERS:
             raise ValueError(f"decoder={decoder!r}; use one of: {', '.join(DECODERS)}")
@@ -151,6 +154,8 @@ class LocalLlamaClient:
         self._token_ids: dict[bytes, int] | None = None
         self._batched_upto = 0
         self._lock = threading.Lock()
+        self.prefix_cache = prefix_cache
+        self._prefix: PrefixStateCache | None = None
 
     def __repr__(self) -> str:
         return (
@@ -189,6 +194,13 @@ class LocalLlamaClient:
                 ),
                 add_generation_prompt=True,
             )
+            if self.prefix_cache is not False and self.prefix_cache is not None:
+                folder = default_prefix_dir() if self.prefix_cache is True else self.prefix_cache
+                size = self.model_path.stat().st_size
+                self._prefix = PrefixStateCache(
+                    folder,
+                    model_id=f"{self.model_path.name}:{size}:llama-cpp-{llama_cpp.__version__}",
+                )
             self._llm = llm
         return self._llm
 
@@ -352,11 +364,23 @@ class LocalLlamaClient:
         )
 
     def _vocab(self, llm) -> dict[bytes, int]:
-        """Each ordinary token's bytes -> id (built once; special tokens left out)."""
+        """Each ordinary token's bytes -> id (built once; special tokens left out).
+
+        The bytes are ``llm.detokenize([i])``'s, read with one reused buffer of the same 32
+        bytes: a longer piece comes out empty there, so it is left out here too.
+        """
         if self._token_ids is None:
+            llama_cpp = _import_llama_cpp()
+            vocab, to_piece = llm._model.vocab, llama_cpp.llama_token_to_piece
+            size = 32
+            buf = (ctypes.c_char * size)()
+            bos = llm.token_bos()
             ids: dict[bytes, int] = {}
             for i in range(llm.n_vocab()):
-                piece = llm.detokenize([i])
+                n = to_piece(vocab, i, buf, size, 0, False)
+                piece = buf.raw[:n] if n > 0 else b""
+                if i == bos and piece[:1] == b" ":  # as detokenize strips it
+                    piece = piece[1:]
                 if piece:
                     ids.setdefault(piece, i)
             self._token_ids = ids
@@ -483,12 +507,10 @@ class LocalLlamaClient:
         """
         n = len(prompt)
         limit = min(llm.n_tokens, self._batched_upto)
-        keep = 0
-        for a, b in zip(llm._input_ids[:limit].tolist(), prompt, strict=False):
-            if a != b:
-                break
-            keep += 1
+        keep = common_prefix(llm._input_ids[:limit].tolist(), prompt)
         keep = max(0, min(keep, n - 2))
+        if self._prefix is not None and keep < n - 2 - self._prefix.min_tokens:
+            keep = self._restore(llm, prompt, keep)
         llm.n_tokens = start = keep
         step = max(int(llm.n_batch), 3)  # chunks of <= n_batch, the last one >= 2 tokens
         while keep < n:
@@ -497,7 +519,42 @@ class LocalLlamaClient:
             llm.eval(prompt[keep:end])
             keep = end
         self._batched_upto = n
+        if self._prefix is not None and start < self._prefix.min_tokens:
+            self._save(llm, prompt)  # nothing worth keeping was reused: a later process may
         return n - start
+
+    def _restore(self, llm, prompt: list[int], keep: int) -> int:
+        """Read back the longest evaluated prefix of ``prompt`` an earlier process stored, if it
+        is longer than the ``keep`` tokens already cached; the prompt tokens now cached."""
+        hit = self._prefix.best(prompt)
+        if hit is None:
+            return keep
+        shared, tokens, state = hit
+        common = min(shared, len(prompt) - 2)
+        if common <= keep:
+            return keep
+        llama_cpp = _import_llama_cpp()
+        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        buf = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+        if not llama_cpp.llama_state_seq_set_data(llm.ctx, buf, len(state), 0):
+            llm._ctx.kv_cache_seq_rm(-1, 0, -1)  # a failed read leaves nothing half-set
+            llm.n_tokens = self._batched_upto = 0
+            return 0
+        llm._ctx.kv_cache_seq_rm(-1, common, -1)
+        llm.input_ids[:common] = tokens[:common]
+        llm.n_tokens = self._batched_upto = common
+        return common
+
+    def _save(self, llm, prompt: list[int]) -> None:
+        """Store the evaluated ``prompt`` (the KV cache holds exactly it) for later processes."""
+        if len(prompt) < self._prefix.min_tokens:
+            return
+        llama_cpp = _import_llama_cpp()
+        size = llama_cpp.llama_state_seq_get_size(llm.ctx, 0)
+        buf = (ctypes.c_uint8 * size)()
+        got = llama_cpp.llama_state_seq_get_data(llm.ctx, buf, size, 0)
+        if got:
+            self._prefix.put(prompt, memoryview(buf).cast("B")[:got].tobytes())
 
     @staticmethod
     def _logits_row(llm, llama_cpp) -> np.ndarray:
