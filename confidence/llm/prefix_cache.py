@@ -22,7 +22,7 @@ entries are kept (the least recently used are removed).
 Examples
 --------
 >>> import tempfile
->>> cache = PrefixStateCache(tempfile.mkdtemp(), model_id="m")
+>>> cache = PrefixStateCache(tempfile.mkdtemp(), model_id="m", min_tokens=2)
 >>> cache.put([1, 2, 3, 4], b"state")
 True
 >>> cache.best([1, 2, 3, 9, 9])
@@ -162,6 +162,7 @@ class PrefixStateCache:
             return False
         key = self._key(tokens)
         meta = self.directory / f"{key}.json"
+        entries = self._entries()  # read before writing, so the new entry is listed once
         if meta.exists():
             return False
         d = {
@@ -177,7 +178,7 @@ class PrefixStateCache:
             _atomic_write(meta, json.dumps(d).encode("utf-8"))
         except OSError:
             return False
-        self._entries().append((meta, list(map(int, tokens))))
+        entries.append((meta, list(map(int, tokens))))
         self._evict()
         return True
 
