@@ -10,6 +10,10 @@ Reported per corpus: median and mean wall seconds and process CPU seconds per do
 new/old ratio of each, prompt and reply tokens, how often the two paths report the same value,
 and each path's field accuracy against the gold labels (``confidence.datasets.matching``).
 On a shared machine wall time swings with the load; CPU time is the steadier measure.
+A checkout whose ``LocalLlamaClient`` keeps prompt prefixes on disk
+(:mod:`confidence.llm.prefix_cache`) reads them from ``$EXTRACTCONF_CACHE/llm-prefix``: its first
+document per schema evaluates only what no earlier process stored; point ``EXTRACTCONF_CACHE``
+at a folder without ``llm-prefix`` to time the cold first document.
 
     extractconf synth /tmp/speed/inv --seed 11 --n 5 --scan-ratio 0.35
     extractconf synth /tmp/speed/rec --seed 11 --n 5 --kind receipt --scan-ratio 0.7
