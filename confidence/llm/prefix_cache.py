@@ -84,7 +84,7 @@ class PrefixStateCache:
     model_id : str
         Identifies the model and runtime the states belong to (part of every key; entries of
         another model are never read).
-    max_entries : int, default 16
+    max_entries : int, default 8
         Entries kept; the least recently used beyond this are deleted.
     min_tokens : int, default 64
         Shorter prefixes are neither stored nor restored (cheaper to evaluate than to read).
@@ -95,7 +95,7 @@ class PrefixStateCache:
         directory: str | Path,
         *,
         model_id: str,
-        max_entries: int = 16,
+        max_entries: int = 8,
         min_tokens: int = 64,
     ) -> None:
         if max_entries < 1:
