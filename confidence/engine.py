@@ -522,9 +522,6 @@ class ConfidenceEngine(BaseEstimator):
             on_shift=on_shift,
         )
         lone = set(lone)
-        for i, d in enumerate(rows.doc_ids):  # evidence the thresholds never saw: not accepted
-            if forced[i] is None and d in lone:
-                forced[i] = ONE_READING
         why: list[list[str]] = [[] for _ in range(n)]
         if explain and ok.any():
             C = self.fusion_.contributions(Xok)
@@ -536,6 +533,10 @@ class ConfidenceEngine(BaseEstimator):
             if reason is not None and dec[i] == "accept":
                 dec[i] = "review"
                 why[i] = [reason]
+        for i, d in enumerate(rows.doc_ids):  # evidence the thresholds never saw: not accepted,
+            if d in lone:  # and that is the first reason, whatever the confidence said
+                dec[i] = "review"
+                why[i] = [ONE_READING, *(w for w in why[i] if w != ONE_READING)][:3]
         dec, why = guard_instructions(dec, why, rows.instructions)
         p_sample = sampling_probs(dec, rate=audit_rate)
         audited = audit_mask(dec, audit_uniforms(rows.doc_ids, rows.fields, seed=audit_seed),

@@ -320,7 +320,8 @@ def test_uncertified_field_says_so(fitted):
     sel = copy.deepcopy(eng.thresholds_)
     sel.thresholds_["total"] = math.inf
     schema = Schema("s", (Field("total", "amount"), Field("date", "date")))
-    rec = {"doc_id": "a", "fields": {"total": "1.00", "date": "2024-01-01"}}
+    fields = {"total": "1.00", "date": "2024-01-01"}
+    rec = {"doc_id": "a", "fields": fields, "mapper": fields}  # two readings: not ONE_READING
     total, date = eng.with_thresholds(sel).score([rec], schema)
     assert total.decision == "review" and total.threshold is None
     assert total.reasons[0] == UNCERTIFIED

@@ -192,11 +192,12 @@ def _load_image(path: Path, opts: dict) -> tuple[Page, ...]:
 def _load_pdf(path: Path, opts: dict) -> tuple[Page, ...]:
     import pdfplumber
 
-    from confidence.documents._pdf import open_pdf, render, text_layer_words
+    from confidence.documents._pdf import PDFIUM_LOCK, open_pdf, render, text_layer_words
 
     pages = []
     with open_pdf(path) as pdf:
-        n_pages = len(pdf)
+        with PDFIUM_LOCK:
+            n_pages = len(pdf)
         try:
             plumber = pdfplumber.open(str(path))
         except Exception as e:  # pdfminer may reject what pdfium repaired

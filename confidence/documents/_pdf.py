@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,11 @@ from confidence.types import Word
 _MIN_WORDS_OVER_IMAGE = 3
 _IMAGE_COVER = 0.5
 
+PDFIUM_LOCK = threading.RLock()
+"""Held by every pdfium call in this process: pdfium is not thread-safe, not even on two
+different documents (two threads rendering at once crash the process). Re-entrant, so a caller
+may hold it around :func:`open_pdf` and :func:`render`."""
+
 
 @contextmanager
 def open_pdf(path: Path) -> Iterator[Any]:
@@ -25,15 +31,18 @@ def open_pdf(path: Path) -> Iterator[Any]:
     import pypdfium2 as pdfium
 
     try:
-        pdf = pdfium.PdfDocument(str(path))
+        with PDFIUM_LOCK:
+            pdf = pdfium.PdfDocument(str(path))
+            n_pages = len(pdf)
     except pdfium.PdfiumError:
         raise DocumentError(path, _why_unreadable(path)) from None
     try:
-        if len(pdf) == 0:
+        if n_pages == 0:
             raise DocumentError(path, "PDF has no pages")
         yield pdf
     finally:
-        pdf.close()
+        with PDFIUM_LOCK:
+            pdf.close()
 
 
 def _why_unreadable(path: Path) -> str:
@@ -59,24 +68,25 @@ def _why_unreadable(path: Path) -> str:
 
 def render(pdf: Any, index: int, dpi: float, max_pixels: int) -> tuple[np.ndarray, float, str]:
     """Grey raster of page ``index``; lowers the dpi if the page would exceed ``max_pixels``."""
-    page = pdf[index]
-    try:
-        w_pt, h_pt = page.get_size()
-        note = ""
-        pixels = (w_pt * dpi / 72.0) * (h_pt * dpi / 72.0)
-        if pixels > max_pixels:
-            new_dpi = dpi * (max_pixels / pixels) ** 0.5
-            note = (
-                f"page {w_pt:.0f}x{h_pt:.0f} pt too large at {dpi:.0f} dpi; "
-                f"rendered at {new_dpi:.0f} dpi"
-            )
-            dpi = new_dpi
-        bitmap = page.render(scale=dpi / 72.0, grayscale=True)
-        arr = bitmap.to_numpy()
-        gray = np.ascontiguousarray(arr[..., 0] if arr.ndim == 3 else arr)
-        return gray, dpi, note
-    finally:
-        page.close()
+    with PDFIUM_LOCK:
+        page = pdf[index]
+        try:
+            w_pt, h_pt = page.get_size()
+            note = ""
+            pixels = (w_pt * dpi / 72.0) * (h_pt * dpi / 72.0)
+            if pixels > max_pixels:
+                new_dpi = dpi * (max_pixels / pixels) ** 0.5
+                note = (
+                    f"page {w_pt:.0f}x{h_pt:.0f} pt too large at {dpi:.0f} dpi; "
+                    f"rendered at {new_dpi:.0f} dpi"
+                )
+                dpi = new_dpi
+            bitmap = page.render(scale=dpi / 72.0, grayscale=True)
+            arr = bitmap.to_numpy()
+            gray = np.ascontiguousarray(arr[..., 0] if arr.ndim == 3 else arr)
+            return gray, dpi, note
+        finally:
+            page.close()
 
 
 def _group_lines(words: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

@@ -29,7 +29,6 @@ from confidence.errors import DocumentError, ExtractConfError
 from confidence.types import BBox, Document, Page
 
 _MAX_PIXELS = 60_000_000
-_PDFIUM = threading.Lock()  # one pdfium call at a time in this process
 
 
 class DocumentFolder:
@@ -189,10 +188,10 @@ def _raster(path: Path, page: Page, index: int, width: int) -> np.ndarray:
     """
     turned = page.rotation in (90, 270)
     if path.suffix.lower() == ".pdf":
-        from confidence.documents._pdf import open_pdf, render
+        from confidence.documents._pdf import PDFIUM_LOCK, open_pdf, render
 
         # pdfium is not thread-safe: a request and the prefetch of the next page render at once
-        with _PDFIUM, open_pdf(path) as pdf:
+        with PDFIUM_LOCK, open_pdf(path) as pdf:
             if index >= len(pdf):
                 raise DocumentError(path, f"has no page {index + 1}")
             w_pt, h_pt = pdf[index].get_size()

@@ -352,3 +352,35 @@ def test_load_many_streams_lazily(tmp_path):
     next(it2)
     assert len(pulled) <= 3  # bounded queue: never reads ahead of max_in_flight (+1 refill)
     assert len(list(it2)) == 5
+
+
+def test_pdfium_is_used_by_one_thread_at_a_time(invoice_pdf):
+    """pdfium crashes the process when two threads call it at once (the review app rendered a
+    page while its prefetch loaded another document: a segfault), so loading waits for
+    PDFIUM_LOCK; hand-checked with the lock held by this thread, then released."""
+    import threading
+
+    from confidence.documents._pdf import PDFIUM_LOCK
+
+    out = []
+    worker = threading.Thread(target=lambda: out.append(load_document(invoice_pdf.path)))
+    with PDFIUM_LOCK:
+        worker.start()
+        worker.join(timeout=1.0)
+        assert worker.is_alive() and not out  # blocked on the lock, not loading beside us
+    worker.join(timeout=60)
+    assert not worker.is_alive() and len(out) == 1 and out[0].pages[0].words
+    # then many threads at once: no crash, the same words as one after the other
+    docs = []
+
+    def load():
+        docs.append(load_document(invoice_pdf.path))
+
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert len(docs) == 4
+    assert all([w.text for w in d.pages[0].words] == [w.text for w in out[0].pages[0].words]
+               for d in docs)  # fmt: skip
