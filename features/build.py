@@ -10,8 +10,9 @@ logprobs (``lp_*``), arithmetic consistency of each reading (``cons_*``), OCR ev
 (``ocr_*``), image quality (``q_*``), layout (``lay_*``) and the field type one-hot
 (``type_*``). The field *name* never enters: renaming a field leaves its row unchanged.
 
-The *reported value* is the Hunter's when it is present, else the Mapper's
-(:func:`reported_value`); the OCR-page, quality and layout families describe that value.
+The *reported value* is the Hunter's when it is present, else the Mapper's, or the Mapper's
+alone for records that report it (``meta["reported"] == "mapper"``, the embedded extraction:
+:func:`reported_value`); the OCR-page, quality and layout families describe that value.
 Per-document work (normalised words, lines, labels, table cells) is done once per
 :class:`~confidence.types.Document` object and reused for all its fields.
 
@@ -128,17 +129,25 @@ _N_BEFORE_LP = len(disagreement.NAMES)
 
 
 def _row(
-    field: Field, document: Document, hunter: FieldReading | None, mapper: FieldReading | None
+    field: Field,
+    document: Document,
+    hunter: FieldReading | None,
+    mapper: FieldReading | None,
+    prefer: str = "hunter",
 ) -> list[float]:
     """Every feature of one row except the logprob and consistency families (batched in
-    :func:`_matrix`)."""
+    :func:`_matrix`); the page families describe the reported value (:func:`reported_value`
+    with ``prefer``)."""
     index = document_index(document)
     ftype = field.type
     hv = hunter.value if hunter is not None and disagreement.present(hunter.value) else None
     mv = mapper.value if mapper is not None and disagreement.present(mapper.value) else None
     hm = index.find(hv, ftype) if hv is not None else None
     mm = index.find(mv, ftype) if mv is not None else None
-    rv, rm = (hv, hm) if hv is not None else (mv, mm)
+    if prefer == "mapper":  # the Mapper's value is reported, absent when it found none
+        rv, rm = mv, mm
+    else:
+        rv, rm = (hv, hm) if hv is not None else (mv, mm)
     label = index.pages[rm.page].label_of(rm) if rm is not None else None
     return [
         *disagreement.values(ftype, hv, mv, hm, mm, mapper.label if mapper is not None else None),
@@ -161,9 +170,9 @@ def _matrix(rows: Iterable[tuple]) -> np.ndarray:
     kept: list[tuple] = []
     for i, row in enumerate(rows):
         try:
-            field, document, hunter, mapper = row
+            field, document, hunter, mapper, *more = row
             _check(field, document, hunter, mapper)
-            out.append(_row(field, document, hunter, mapper))
+            out.append(_row(field, document, hunter, mapper, _prefer(more)))
         except (DatasetError, TypeError, ValueError) as e:
             raise DatasetError(f"{_where(i, row)}: {e}") from e
         readings += (hunter, mapper)
@@ -175,13 +184,21 @@ def _matrix(rows: Iterable[tuple]) -> np.ndarray:
     except (TypeError, ValueError, AttributeError):
         for i, row in enumerate(kept):  # find the row with malformed tokens, to name it
             try:
-                logprobs.token_stats_batch(row[2:])
+                logprobs.token_stats_batch(row[2:4])
             except (TypeError, ValueError, AttributeError) as e:
                 raise DatasetError(f"{_where(i, row)}: malformed tokens: {e}") from e
         raise
     rest = np.asarray(out, dtype=np.float64)
     cons = consistency.values_batch(kept)
     return np.hstack((rest[:, :_N_BEFORE_LP], lp, cons, rest[:, _N_BEFORE_LP:]))
+
+
+def _prefer(more: list) -> str:
+    """The optional fifth element of a row: which reading is reported (default the Hunter)."""
+    prefer = more[0] if more else "hunter"
+    if prefer not in REPORTED_READINGS or len(more) > 1:
+        raise ValueError(f"a row is (field, document, hunter, mapper[, reported]); got {more!r}")
+    return prefer
 
 
 def _check(field: object, document: object, hunter: object, mapper: object) -> None:
@@ -223,6 +240,9 @@ def feature_matrix(
     rows: Iterable[tuple[Field, Document, FieldReading | None, FieldReading | None]],
 ) -> np.ndarray:
     """Stack :func:`field_features` of many rows into a float64 array (NaN = missing).
+
+    A row may carry a fifth element, ``"hunter"`` (default) or ``"mapper"``: which reading is
+    reported (:func:`reported_value`); the OCR-page, quality and layout families describe it.
 
     Rows of one document should share the same :class:`Document` object so its index is built
     once. A malformed row raises :class:`~confidence.errors.DatasetError` naming its position,
@@ -299,16 +319,16 @@ def pageless_matrix(rows: list[tuple]) -> np.ndarray:
     of the cost.
     """
     X = np.full((len(rows), len(FEATURE_NAMES)), np.nan)
-    for i, (f, _, h, m) in enumerate(rows):
+    for i, (f, _, h, m, *more) in enumerate(rows):
         hv = h.value if h is not None and disagreement.present(h.value) else None
         mv = m.value if m is not None and disagreement.present(m.value) else None
         label = m.label if m is not None else None
         X[i, _AGREE] = disagreement.values(f.type, hv, mv, None, None, label)
-        rv = hv if hv is not None else mv
+        rv = mv if _prefer(more) == "mapper" else (hv if hv is not None else mv)
         if rv is not None:
             X[i, _CHARS] = len(fold(rv))
     # one batched pass over every reading's tokens (Hunter, Mapper interleaved)
-    readings = [r for _, _, h, m in rows for r in (h, m)]
+    readings = [r for _, _, h, m, *_ in rows for r in (h, m)]
     X[:, _LP] = logprobs.token_stats_batch(readings).reshape(len(rows), -1)
     X[:, _CONS] = consistency.values_batch(rows)
     types = np.array([f.type for f, *_ in rows], dtype=object)
@@ -388,7 +408,7 @@ def record_rows(
             )
             out.status.append(status)
             out.error.append(why or (None if h is not None or m is not None else _NOT_IN_RUN))
-            todo.append((f, doc, h, m))
+            todo.append((f, doc, h, m, prefer))
             rows_doc_missing.append(not have_doc)
     X = np.full((len(out.doc_ids), len(FEATURE_NAMES)), np.nan)
     ok = np.array([s != "error" for s in out.status], dtype=bool)

@@ -280,3 +280,38 @@ def test_end_to_end_digital_pdf(tmp_path):
     assert d["ocr_h_found"] == 1.0  # "15 March 2024" is printed
     p = dict(zip(FEATURE_NAMES, X[2], strict=True))
     assert p["ocr_h_found"] == 0.0 and math.isnan(p["lay_x_center"])
+
+
+def test_page_features_describe_the_reported_reading():
+    """A record reporting its Mapper (the embedded extraction) is described where the Mapper's
+    value is on the page, not where the Hunter's is; hand-checked positions of make_doc."""
+    from confidence.features.build import pageless_matrix, record_rows
+    from confidence.readings import CallResult, RunRecord
+    from confidence.schema import Schema
+
+    doc = make_doc()
+    schema = Schema("s", (Field("when", "date"),))
+    hunter = CallResult("hunter", {"when": FieldReading("1,234.50")})  # the total's place
+    mapper = CallResult("mapper", {"when": FieldReading("25/12/2018", label="Date:")})
+    col = {n: i for i, n in enumerate(FEATURE_NAMES)}
+
+    def one(meta):
+        rec = RunRecord("doc-1", hunter, mapper, meta=meta)
+        return record_rows([rec], schema, documents={"doc-1": doc})
+
+    by_mapper, by_hunter = one({"reported": "mapper"}), one({})
+    assert by_mapper.values == ["25/12/2018"] and by_hunter.values == ["1,234.50"]
+    assert by_mapper.X[0, col["lay_y_center"]] == pytest.approx(0.16)
+    assert by_hunter.X[0, col["lay_y_center"]] == pytest.approx(0.81)
+    assert by_mapper.X[0, col["ocr_value_chars"]] == len("25122018")  # folded: digits only
+    assert by_hunter.X[0, col["ocr_value_chars"]] == len("123450")
+    # the per-reading columns do not depend on which one is reported
+    per_call = [i for n, i in col.items() if n.startswith(("ocr_h_", "ocr_m_", "agree_", "lp_"))]
+    assert same(by_mapper.X[0, per_call], by_hunter.X[0, per_call])
+    # without the page only the value length follows the reported reading
+    f = Field("when", "date")
+    h, m = hunter.fields["when"], mapper.fields["when"]
+    rows = pageless_matrix([(f, doc, h, m, "mapper"), (f, doc, h, m)])
+    assert rows[:, col["ocr_value_chars"]].tolist() == [8.0, 6.0]
+    with pytest.raises(DatasetError, match="reported"):
+        feature_matrix([(f, doc, h, m, "neither")])

@@ -116,8 +116,20 @@ def test_ray_rows_equal_single_process_rows(local_ray, batch, extra, capsys):
     if "--on-shift" in extra:  # a shifted batch: with --on-shift review every field is reviewed
         assert got[("d000", "total")]["batch_shift_p"] < 0.01
         assert all(r["decision"] == "review" for r in got.values())
-        assert any("batch unlike" in "".join(r["reasons"]) for r in got.values())
-        assert any(c.startswith("feature.") for c in got[("d000", "total")])
+        # the reason is given where it changed the decision: every field that the same command
+        # without --on-shift review accepts (or samples for audit among the accepted ones)
+        warn = root / f"warn{name}.jsonl"
+        args = [a for a in common if a not in ("--on-shift", "review")]
+        main(["score", *map(str, files), "--out", str(warn), *args])
+        capsys.readouterr()
+        warned = [json.loads(x) for x in warn.open()]
+        moved = [
+            (r["doc_id"], r["field"]) for r in warned if r["decision"] == "accept" or r["audit"]
+        ]
+        # (the batch's or the document's own novelty, whichever decided)
+        assert all("unlike the calibration documents" in got[k]["reasons"][0] for k in moved)
+        assert any("batch unlike" in "".join(r["reasons"]) for r in got.values()) or moved
+        assert any(c.startswith("feature.") for r in got.values() for c in r)
 
 
 def test_worker_killed_mid_run_loses_and_duplicates_nothing(local_ray, batch, tmp_path):
