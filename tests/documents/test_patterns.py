@@ -37,6 +37,13 @@ def _all(pattern, text):
         ("2018-12-25", ["2018-12-25"]),
         ("issued 3 Jan 2019, due Jan 9, 2019", ["3 Jan 2019", "Jan 9, 2019"]),
         ("12 février 2025", ["12 février 2025"]),
+        # a day with a dot and a German month, a time after it (issue 12: 17 of 30 date misses)
+        ("Beleg-Nr.: 341427 29. Mai 2017 17:08", ["29. Mai 2017"]),
+        ("Datum: 31. März 2024 Zeit: 10:38", ["31. März 2024"]),
+        ("15 Sept. 2019, 1er janvier 2020", ["15 Sept. 2019", "1er janvier 2020"]),
+        ("3 marzo 2024 / 7 agosto 2021", ["3 marzo 2024", "7 agosto 2021"]),
+        ("Bill No: 720107 May 5,. 2019 22:05", ["May 5,. 2019"]),  # OCR punctuation
+        ("12 items 2019, Walmart 12, 2019, Total 12 mai", []),
         ("phone 012-345 6789", []),
     ],
 )
@@ -99,5 +106,42 @@ def test_found_amounts_parse_back(value, seps):
 def test_found_dates_parse_back(d, sep):
     printed = f"{d.day:02d}{sep}{d.month:02d}{sep}{d.year}"
     found = _all(DATE_RE, f"Datum: {printed} 10:00")
+    assert found == [printed]
+    assert parse_date(found[0]) == d
+
+
+# Month names as printed, accents included (a hand-made table, not the generator's).
+_PRINTED_MONTHS = {
+    "en": "January February March April May June July August September October November December",
+    "de": "Januar Februar März April Mai Juni Juli August September Oktober November Dezember",
+    "fr": "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+    "es": "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre "
+    "diciembre",
+    "it": "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre "
+    "dicembre",
+    "nl": "januari februari maart april mei juni juli augustus september oktober november december",
+}
+_NAMED_FORMATS = (
+    "{d}. {month} {yyyy}",
+    "{d} {month} {yyyy}",
+    "{month} {d}, {yyyy}",
+    "{dd}-{mon}-{yyyy}",
+)
+
+
+@given(
+    st.dates(min_value=date(1950, 1, 1), max_value=date(2099, 12, 31)),
+    st.sampled_from(sorted(_PRINTED_MONTHS)),
+    st.sampled_from(_NAMED_FORMATS),
+    st.sampled_from(["", "Datum: ", "Bon 123456 "]),
+    st.sampled_from(["", " 17:08", " Zeit: 10:38:23"]),
+    st.booleans(),
+)
+def test_found_named_dates_parse_back(d, lang, fmt, before, after, upper):
+    month = _PRINTED_MONTHS[lang].split()[d.month - 1]
+    mon = month[: 3 if lang == "en" else 4]  # four letters keep "juin" and "juil" apart
+    printed = fmt.format(d=d.day, dd=f"{d.day:02d}", month=month, mon=mon, yyyy=d.year)
+    printed = printed.upper() if upper else printed
+    found = _all(DATE_RE, f"{before}{printed}{after}")
     assert found == [printed]
     assert parse_date(found[0]) == d
