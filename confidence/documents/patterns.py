@@ -28,8 +28,10 @@ import re
 __all__ = [
     "AMOUNT_PATTERN",
     "AMOUNT_RE",
+    "BIC_RE",
     "CJK_DATE_MARKS",
     "COMPACT_DATE",
+    "COUNTRY_ID_RE",
     "CURRENCY_RE",
     "DATE_RE",
     "EMAIL_RE",
@@ -54,8 +56,9 @@ __all__ = [
 # ------------------------------------------------------------------------------------- finders
 
 
-AMOUNT_RE = re.compile(r"(?<![\d.,])-?\d{1,3}(?:(?:[ ,.']\d{3})+|\d*)[.,]\d{2}(?![\d])")
-"""A money amount with two decimals (``1,234.50``, ``1.234,50``, ``-12.00``)."""
+AMOUNT_RE = re.compile(r"(?<![\d.,])-?\d{1,3}(?:(?:[ ,.']\d{3})+|\d*)[.,] ?\d{2}(?![\d])")
+"""A money amount with two decimals (``1,234.50``, ``1.234,50``, ``-12.00``; OCR's stray space
+after the decimal point, ``65. 20``, is kept: the amount reader drops it)."""
 
 AMOUNT_PATTERN = r"^-?[0-9]{1,3}([ ,.']?[0-9]{3}){0,4}([.,][0-9]{1,2})?$"
 """A money amount as a bounded JSON-schema ``pattern`` (``1,234.50``, ``1.234,50``, ``-12``)."""
@@ -65,6 +68,13 @@ ID_RE = re.compile(r"(?<![\w])[A-Za-z0-9#][A-Za-z0-9/\-_.#:]{2,}(?![\w])")
 
 SPACED_ID_RE = re.compile(r"[A-Z]{2}(?: ?[A-Z0-9]{2,}){1,6}")
 """A tax id or reference printed in groups after a country code (``FR 65 501744252``)."""
+
+COUNTRY_ID_RE = re.compile(r"(?<![\w])[A-Z]{2} ?\d{2,}(?: \d[\dA-Z]*){0,3}(?![\w])")
+"""An id printed after a two-letter country code, digits in groups (``GB 382702240``,
+``FR 71 058712562``): the space is part of the value (VAT ids)."""
+
+BIC_RE = re.compile(r"(?<![\w])[A-Z]{6}[A-Z0-9]{2}(?:[A-Z0-9]{3})?(?![\w])")
+"""The ISO 9362 shape of a bank identifier code: 8 or 11 capitals, often without any digit."""
 
 GROUPED_ID_RE = re.compile(r"[\dA-Z][\d /A-Z-]{4,}\d")
 """Upper-case letters and digits in groups, ending in a digit (``DE 123 456 789``)."""

@@ -14,6 +14,8 @@ from confidence.documents.normalize import parse_amount, parse_date
 from confidence.documents.patterns import (
     AMOUNT_PATTERN,
     AMOUNT_RE,
+    BIC_RE,
+    COUNTRY_ID_RE,
     CURRENCY_RE,
     DATE_RE,
     EMAIL_RE,
@@ -59,6 +61,8 @@ def test_date_re(text, found):
         ("CASH 2000.00 CHANGE -12.00", ["2000.00", "-12.00"]),
         ("QTY 3 x 12", []),
         ("75 974,00", ["75 974,00"]),
+        ("TOTAL RM 65. 20", ["65. 20"]),  # OCR's space after the decimal point
+        ("12. 2019", []),
     ],
 )
 def test_amount_re(text, found):
@@ -145,3 +149,17 @@ def test_found_named_dates_parse_back(d, lang, fmt, before, after, upper):
     found = _all(DATE_RE, f"{before}{printed}{after}")
     assert found == [printed]
     assert parse_date(found[0]) == d
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "found"),
+    [
+        (COUNTRY_ID_RE, "VAT registration: GB 382702240 SWIFT", ["GB 382702240"]),
+        (COUNTRY_ID_RE, "N° TVA : FR 71 058712562", ["FR 71 058712562"]),
+        (COUNTRY_ID_RE, "TEL 0681 1234, Rechnung 2024", []),
+        (BIC_RE, "SWIFT/BIC XOQIGBUY, BIC QYBEFRS5JNX", ["XOQIGBUY", "QYBEFRS5JNX"]),
+        (BIC_RE, "Swift Code, IBAN GB29 0266", []),
+    ],
+)
+def test_id_shapes(pattern, text, found):
+    assert _all(pattern, text) == found
