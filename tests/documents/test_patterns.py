@@ -71,6 +71,9 @@ def test_amount_re(text, found):
 
 def test_other_finders():
     assert _all(EMAIL_RE, "Mail: billing@acme.co.uk.") == ["billing@acme.co.uk."]
+    # OCR sets a space beside the @; the email reader drops it
+    assert _all(EMAIL_RE, "E-Mail: billing @acme.de Tel") == ["billing @acme.de"]
+    assert _all(EMAIL_RE, "Net @ payer 70,00") == []
     assert _all(IBAN_RE, "IBAN DE89 3704 0044 0532 0130 00") == ["DE89 3704 0044 0532 0130 00"]
     assert _all(PERCENT_RE, "MwSt 19 % and 7,5%") == ["19 %", "7,5%"]
     assert _all(CURRENCY_RE, "RM 9.00 / EUR / €5 / EURO") == ["RM", "EUR", "€"]
