@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from confidence.documents.lines import Line, document_lines, rows
 from confidence.documents.patterns import (
     AMOUNT_RE,
+    BIC_RE,
+    COUNTRY_ID_RE,
     CURRENCY_RE,
     DATE_RE,
     EMAIL_RE,
@@ -251,17 +253,20 @@ def field_candidates(
 
         cands = _regex_candidates(field, AMOUNT_RE, lines, row_of, others, prior)
     elif t == "id":
+
+        def id_prior(ln, v):
+            if _has_digit(v):
+                return 0.2
+            # Capitals in the ISO 9362 shape are codes (a BIC), not words: no penalty.
+            return 0.0 if BIC_RE.fullmatch(v) else -1.0
+
+        # Tokens, and ids printed in groups after a country code ("GB 382702240").
         cands = [
             c
-            for c in _regex_candidates(
-                field,
-                ID_RE,
-                lines,
-                row_of,
-                others,
-                lambda ln, v: 0.2 * _has_digit(v) - 1.0 * (not _has_digit(v)),
-            )
+            for pattern in (ID_RE, COUNTRY_ID_RE)
+            for c in _regex_candidates(field, pattern, lines, row_of, others, id_prior)
             if not DATE_RE.fullmatch(c.value)
+            and not AMOUNT_RE.fullmatch(c.value)  # 12.50 is an amount, not an id
             and c.value.lower().strip(":#") not in ("no", "tel", "fax")
         ]
     elif t == "address":

@@ -18,6 +18,15 @@ tell the cases apart:
 
 Of the readings made, the one with the most confidently read characters in left-to-right word
 boxes (:func:`_judge`) is kept; the page as it lies wins near ties.
+
+Tesseract's automatic page segmentation sometimes drops whole text blocks: a right-aligned column
+of amounts on a receipt is classed as non-text and never read ("GRAND TOTAL" is read, "152.87"
+beside it is not). Measured on the 200 held-out synthetic receipts, every one of the 45 totals
+missing from the candidates had lost its digits this way or to misread digits. After each
+reading the ink left outside the word boxes is therefore looked at (:func:`_unread_regions`):
+text-like regions are read again with sparse-text segmentation and their words merged into the
+lines beside them (:func:`_merge_words`). A page read completely costs one threshold and one
+connected-components pass more.
 """
 
 from __future__ import annotations
@@ -48,6 +57,10 @@ _BLANK_INK = 0.0005  # ink fraction under which a page is blank and tesseract is
 # Tesseract line boxes span ascender to descender of the glyphs present; on average that is about
 # 0.85 of the font's em size for mixed-case text.
 _LINE_HEIGHT_PER_EM = 0.85
+# Unread ink: a region is text-like when its height is 0.5-3 times the median word height, it
+# is at least 0.6 of that wide (a dashed rule is too thin, a speck too small) and 15 % inked.
+_UNREAD_MIN_H, _UNREAD_MAX_H, _UNREAD_MIN_W, _UNREAD_FILL = 0.5, 3.0, 0.6, 0.15
+_REREAD_MIN_CONF = 0.3  # words of the second reading below this confidence are noise
 
 
 @dataclass(frozen=True)
@@ -64,20 +77,21 @@ class OcrPage:
 def _tesseract(
     gray: np.ndarray, dpi: float, lang: str, timeout: float, path: Path, page_no: int
 ) -> list[Word]:
+    # tesseract's own OpenMP threads fight the process-level parallelism of load_many.
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+    data = _run_tesseract(gray, f"--dpi {round(dpi)}", lang, timeout, path, page_no)
+    return _words_from_data(data, gray.shape, dpi)
+
+
+def _run_tesseract(gray: np.ndarray, config: str, lang: str, timeout: float, path, page_no):
     import pytesseract
     from PIL import Image
 
-    # tesseract's own OpenMP threads fight the process-level parallelism of load_many.
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
     img = Image.fromarray(gray)
     img.format = "PPM"  # uncompressed temp file for pytesseract: PNG encoding costs ~100 ms/page
     try:
-        data = pytesseract.image_to_data(
-            img,
-            lang=lang,
-            config=f"--dpi {round(dpi)}",
-            output_type=pytesseract.Output.DICT,
-            timeout=timeout,
+        return pytesseract.image_to_data(
+            img, lang=lang, config=config, output_type=pytesseract.Output.DICT, timeout=timeout
         )
     except pytesseract.TesseractNotFoundError:
         raise DocumentError(
@@ -89,7 +103,104 @@ def _tesseract(
                 path, f"OCR of page {page_no} timed out after {timeout:g} s"
             ) from None
         raise DocumentError(path, f"OCR of page {page_no} failed: {e}") from None
-    return _words_from_data(data, gray.shape, dpi)
+
+
+def _unread_regions(gray: np.ndarray, words: list[Word]) -> list[tuple[int, int, int, int]]:
+    """Pixel boxes ``(x, y, w, h)`` of text-like ink outside every word box of a reading."""
+    h, w = gray.shape
+    _, ink = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    heights = sorted((x.bbox[3] - x.bbox[1]) * h for x in words)
+    lh = max(4.0, heights[len(heights) // 2]) if heights else max(4.0, 0.015 * h)
+    pad = max(1, int(0.15 * lh))
+    for x in words:
+        x0, y0, x1, y1 = x.bbox
+        ink[max(0, int(y0 * h) - pad) : int(y1 * h) + pad + 1,
+            max(0, int(x0 * w) - pad) : int(x1 * w) + pad + 1] = 0  # fmt: skip
+    # Close the gaps between letters and words of one line, not between lines.
+    kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (max(3, int(0.8 * lh)), 1))
+    blobs = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, kernel)
+    n, _, stats, _ = cv2.connectedComponentsWithStats(blobs, connectivity=8)
+    return [
+        (int(x), int(y), int(bw), int(bh))
+        for x, y, bw, bh, area in stats[1:n]
+        if _UNREAD_MIN_H * lh <= bh <= _UNREAD_MAX_H * lh
+        and bw >= _UNREAD_MIN_W * lh
+        and area >= _UNREAD_FILL * bw * bh
+    ]
+
+
+def _reread(
+    gray: np.ndarray, words: list[Word], dpi: float, lang: str, timeout: float, path, page_no
+) -> list[Word]:
+    """Words of the text-like regions a reading left unread (sparse-text segmentation)."""
+    regions = _unread_regions(gray, words)
+    if not regions:
+        return []
+    h, w = gray.shape
+    lh = min(bh for _, _, _, bh in regions)
+    m = max(2, int(0.3 * lh))
+    x0 = max(0, min(x for x, _, _, _ in regions) - m)
+    y0 = max(0, min(y for _, y, _, _ in regions) - m)
+    x1 = min(w, max(x + bw for x, _, bw, _ in regions) + m)
+    y1 = min(h, max(y + bh for _, y, _, bh in regions) + m)
+    # Only the unread regions on blank paper: the words already read are not read twice.
+    canvas = np.full((y1 - y0, x1 - x0), int(np.percentile(gray, 95)), dtype=gray.dtype)
+    for x, y, bw, bh in regions:
+        ya, yb, xa, xb = max(y0, y - m), min(y1, y + bh + m), max(x0, x - m), min(x1, x + bw + m)
+        canvas[ya - y0 : yb - y0, xa - x0 : xb - x0] = gray[ya:yb, xa:xb]
+    data = _run_tesseract(canvas, f"--dpi {round(dpi)} --psm 11", lang, timeout, path, page_no)
+    ch, cw = canvas.shape
+    out = []
+    for x in _words_from_data(data, canvas.shape, dpi):
+        if x.ocr_conf < _REREAD_MIN_CONF or not any(c.isalnum() for c in x.text):
+            continue
+        bx = x.bbox
+        box = ((bx[0] * cw + x0) / w, (bx[1] * ch + y0) / h,
+               min((bx[2] * cw + x0) / w, 1.0), min((bx[3] * ch + y0) / h, 1.0))  # fmt: skip
+        out.append(replace(x, bbox=box))
+    return out
+
+
+def _merge_words(words: list[Word], extra: list[Word]) -> list[Word]:
+    """Put re-read words on the line to their left whose band holds their centre (``"GRAND
+    TOTAL"`` + ``"152.87"``), else on a line of their own in top-to-bottom reading order.
+
+    Examples
+    --------
+    >>> a = Word("TOTAL", (0.1, 0.50, 0.3, 0.52), line_id=0)
+    >>> b = Word("THANKS", (0.1, 0.60, 0.3, 0.62), line_id=1)
+    >>> merged = _merge_words([a, b], [Word("9.00", (0.8, 0.501, 0.9, 0.521))])
+    >>> [(x.text, x.line_id) for x in merged]
+    [('TOTAL', 0), ('9.00', 0), ('THANKS', 1)]
+    """
+    out = list(words)
+    next_line = 1 + max((x.line_id for x in out), default=-1)
+    next_block = 1 + max((x.block_id for x in out), default=-1)
+    for e in sorted(extra, key=lambda x: x.bbox[0]):
+        cy = 0.5 * (e.bbox[1] + e.bbox[3])
+        starts: dict[tuple[int, int], int] = {}  # line key -> index of its first word
+        ends: dict[tuple[int, int], int] = {}  # line key -> index of its last word
+        members: dict[tuple[int, int], list[Word]] = {}
+        for i, x in enumerate(out):
+            starts.setdefault((x.block_id, x.line_id), i)
+            ends[(x.block_id, x.line_id)] = i
+            members.setdefault((x.block_id, x.line_id), []).append(x)
+        best, best_right = None, -1.0
+        for key, ws in members.items():
+            k = len(ws) // 2
+            top, bot = sorted(x.bbox[1] for x in ws)[k], sorted(x.bbox[3] for x in ws)[k]
+            right = max(x.bbox[2] for x in ws)
+            if top <= cy <= bot and right <= e.bbox[0] + 0.01 and right > best_right:
+                best, best_right = key, right
+        if best is not None:
+            out.insert(ends[best] + 1, replace(e, block_id=best[0], line_id=best[1]))
+            continue
+        below = (i for key, i in starts.items() if 0.5 * sum(out[i].bbox[1::2]) > cy)
+        at = min(below, default=len(out))  # before the first line starting below it
+        out.insert(at, replace(e, block_id=next_block, line_id=next_line))
+        next_line += 1
+        next_block += 1
+    return out
 
 
 def _words_from_data(data: dict, shape: tuple[int, int], dpi: float) -> list[Word]:
@@ -241,6 +352,11 @@ def _read(
         ocr_input = cv2.medianBlur(gray, 3)
         notes.append(f"denoised before OCR (noise {quality.noise:.3f})")
     words = _tesseract(ocr_input, dpi, lang, timeout, path, page_no)
+    if words:
+        extra = _reread(ocr_input, words, dpi, lang, timeout, path, page_no)
+        if extra:
+            words = _merge_words(words, extra)
+            notes.append(f"re-read {len(extra)} words the page segmentation left unread")
     if rotation:
         notes.append(f"turned {rotation} deg clockwise to make text upright")
     if not words:

@@ -26,8 +26,10 @@ from confidence.types import Document
 
 __all__ = ["INGEST_VERSION", "DocumentCache", "default_cache_dir"]
 
-INGEST_VERSION = "3"
-"""Bump when ingestion output changes (new OCR settings, new Word fields), to invalidate entries."""
+INGEST_VERSION = "4"
+"""Bump when ingestion output changes (new OCR settings, new Word fields), to invalidate entries.
+
+4: words the page segmentation left unread are re-read (:mod:`confidence.documents._ocr`)."""
 
 
 def default_cache_dir() -> Path:

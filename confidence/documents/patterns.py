@@ -28,8 +28,10 @@ import re
 __all__ = [
     "AMOUNT_PATTERN",
     "AMOUNT_RE",
+    "BIC_RE",
     "CJK_DATE_MARKS",
     "COMPACT_DATE",
+    "COUNTRY_ID_RE",
     "CURRENCY_RE",
     "DATE_RE",
     "EMAIL_RE",
@@ -53,21 +55,10 @@ __all__ = [
 
 # ------------------------------------------------------------------------------------- finders
 
-_MONTHS = (
-    r"jan(?:uary|v|vier)?|feb(?:ruary)?|f[ée]v(?:r|rier)?|mar(?:ch|s)?|apr(?:il)?|avr(?:il)?|"
-    r"may|mai|june?|juin|july?|juil(?:let)?|aug(?:ust)?|ao[uû]t|sep(?:t|tember|tembre)?|"
-    r"oct(?:ober|obre)?|nov(?:ember|embre)?|d[ée]c(?:ember|embre)?"
-)
-DATE_RE = re.compile(
-    r"(?<![\d])(?:\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}|\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}|"
-    rf"\d{{1,2}}(?:st|nd|rd|th)?[ \-]?(?:{_MONTHS})\.?[ ,\-]*\d{{2,4}}|"
-    rf"(?:{_MONTHS})\.? \d{{1,2}},? \d{{4}})(?![\d])",
-    re.IGNORECASE,
-)
-"""A printed date (numeric, or with an English or French month name), as a whole."""
 
-AMOUNT_RE = re.compile(r"(?<![\d.,])-?\d{1,3}(?:(?:[ ,.']\d{3})+|\d*)[.,]\d{2}(?![\d])")
-"""A money amount with two decimals (``1,234.50``, ``1.234,50``, ``-12.00``)."""
+AMOUNT_RE = re.compile(r"(?<![\d.,])-?\d{1,3}(?:(?:[ ,.']\d{3})+|\d*)[.,] ?\d{2}(?![\d])")
+"""A money amount with two decimals (``1,234.50``, ``1.234,50``, ``-12.00``; OCR's stray space
+after the decimal point, ``65. 20``, is kept: the amount reader drops it)."""
 
 AMOUNT_PATTERN = r"^-?[0-9]{1,3}([ ,.']?[0-9]{3}){0,4}([.,][0-9]{1,2})?$"
 """A money amount as a bounded JSON-schema ``pattern`` (``1,234.50``, ``1.234,50``, ``-12``)."""
@@ -78,10 +69,18 @@ ID_RE = re.compile(r"(?<![\w])[A-Za-z0-9#][A-Za-z0-9/\-_.#:]{2,}(?![\w])")
 SPACED_ID_RE = re.compile(r"[A-Z]{2}(?: ?[A-Z0-9]{2,}){1,6}")
 """A tax id or reference printed in groups after a country code (``FR 65 501744252``)."""
 
+COUNTRY_ID_RE = re.compile(r"(?<![\w])[A-Z]{2} ?\d{2,}(?: \d[\dA-Z]*){0,3}(?![\w])")
+"""An id printed after a two-letter country code, digits in groups (``GB 382702240``,
+``FR 71 058712562``): the space is part of the value (VAT ids)."""
+
+BIC_RE = re.compile(r"(?<![\w])[A-Z]{6}[A-Z0-9]{2}(?:[A-Z0-9]{3})?(?![\w])")
+"""The ISO 9362 shape of a bank identifier code: 8 or 11 capitals, often without any digit."""
+
 GROUPED_ID_RE = re.compile(r"[\dA-Z][\d /A-Z-]{4,}\d")
 """Upper-case letters and digits in groups, ending in a digit (``DE 123 456 789``)."""
 
-EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+EMAIL_RE = re.compile(r"[\w.+-]+ ?@ ?[\w-]+\.[\w.-]+")
+"""An e-mail address; OCR often sets a space beside the ``@`` (the email reader drops it)."""
 IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 PERCENT_RE = re.compile(r"\d{1,3}(?:[.,]\d+)?\s?%")
 RATE_RE = re.compile(r"\d{1,2}(?:[.,]\d+)?%?")
@@ -127,6 +126,58 @@ MONTH_NAMES: dict[int, tuple[str, ...]] = {
     12: ("december", "decembre", "dezember", "diciembre", "dicembre", "dezembro"),
 }
 """Month names by number, for :data:`NAMED_DATES` (any unambiguous prefix is read too)."""
+
+# Accented letters a month name may carry on the page ("März", "février", "août"): the finder
+# reads raw text, the reader (:data:`NAMED_DATES`) the accent-free fold.
+_ACCENTED = {"a": "aàáâäã", "e": "eèéêë", "i": "iìíîï", "o": "oòóôöõ", "u": "uùúûü", "c": "cç"}
+
+
+def _trie_pattern(words: set[str]) -> str:
+    """One regex alternation matching exactly ``words``, as a prefix tree (fast to scan)."""
+    tree: dict = {}
+    for w in words:
+        node = tree
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def walk(node: dict) -> str:
+        alts = []
+        for ch in sorted(node, key=lambda c: (c == "", c)):
+            if ch == "":
+                continue
+            letter = f"[{_ACCENTED[ch]}]" if ch in _ACCENTED else re.escape(ch)
+            alts.append(letter + walk(node[ch]))
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        if "" in node:
+            return f"(?:{body})?" if alts else ""
+        return body
+
+    return walk(tree)
+
+
+def _month_words() -> set[str]:
+    """Every month name of :data:`MONTH_NAMES` and each prefix of 3+ letters naming one month
+    only (``"sept"``, ``"janv"``, ``"dez"``): what the reader's month table accepts."""
+    words = {n for names in MONTH_NAMES.values() for n in names}
+    owners: dict[str, set[int]] = {}
+    for m, names in MONTH_NAMES.items():
+        for n in names:
+            for k in range(3, len(n) + 1):
+                owners.setdefault(n[:k], set()).add(m)
+    return words | {p for p, ms in owners.items() if len(ms) == 1}
+
+
+_MONTHS = _trie_pattern(_month_words())
+# Day-first (``29. Mai 2017``, ``3rd Jan 2019``, ``03-Apr-2025``) and month-first
+# (``Dec 20, 2018``; OCR may add a stray ``.`` or ``,`` before the year: ``May 5,. 2019``).
+DATE_RE = re.compile(
+    r"(?<![\d])(?:\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}|\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}|"
+    rf"\d{{1,2}}(?:st|nd|rd|th|er)?\.?[ \-]?(?:{_MONTHS})(?![a-z])\.?[ ,\-]*\d{{2,4}}|"
+    rf"(?<![a-z])(?:{_MONTHS})\.? ?\d{{1,2}}(?:st|nd|rd|th)?[,.]{{0,2}} ?\d{{4}})(?![\d])",
+    re.IGNORECASE,
+)
+"""A printed date (numeric, or with a month name of :data:`MONTH_NAMES`), as a whole."""
 
 NUMBER_RUN = re.compile(r"\d(?:[\d.,'’\s\u00a0\u202f]*\d)?")
 """A run of digits with the separators printed inside numbers."""

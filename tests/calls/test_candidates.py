@@ -183,3 +183,46 @@ def test_an_unlabelled_name_over_an_address_block_is_a_customer_candidate():
     vals = [c.value for c in field_candidates(customer, lines, max_candidates=20)]
     assert "Jane Roe" in vals
     assert "Invoice" not in vals  # the line above the name is not over an address
+
+
+# Issue 12 (candidate recall): formats the candidates of held-out synthetic documents missed.
+INVOICE_FOOT = [
+    "Bank Lloyds IBAN GB29 0266 7710 2561",
+    "SWIFT VSHRGBWT",
+    "VAT registration: GB 382702240",
+    "N° TVA intracom.: FR 71 058712562",
+    "Total 727.33",
+]
+
+
+def test_id_candidates_have_spaced_country_ids_and_letter_bics():
+    lines = _lines(INVOICE_FOOT)
+    tax = [c.value for c in field_candidates(Field("vendor_tax_id", "id"), lines)]
+    assert "GB 382702240" in tax and "FR 71 058712562" in tax
+    bic_field = Field("bic", "id", "BIC / SWIFT code")
+    bic = [c.value for c in field_candidates(bic_field, lines, max_candidates=40)]
+    assert "VSHRGBWT" in bic
+    assert "727.33" not in bic  # an amount is not an id
+    # a capitalised word of another shape keeps its penalty: the BIC ranks above it
+    assert bic.index("VSHRGBWT") < bic.index("SWIFT")
+
+
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        ("Beleg-Nr.: 341427 29. Mai 2017 17:08", "29. Mai 2017"),
+        ("Datum: 31. März 2024 Zeit: 10:38", "31. März 2024"),
+        ("Bill No: 720107 May 5,. 2019 22:05", "May 5,. 2019"),
+    ],
+)
+def test_date_candidates_with_month_names(line, value):
+    got = [c.value for c in field_candidates(Field("date", "date"), _lines([line]))]
+    assert got == [value]
+
+
+def test_amount_candidate_with_ocr_space_after_the_decimal_point():
+    got = [c.value for c in field_candidates(Field("total", "amount"), _lines(["TOTAL RM 65. 20"]))]
+    assert got == ["65. 20"]
+    from confidence.datasets.matching import is_correct
+
+    assert is_correct("amount", got[0], "65.20")

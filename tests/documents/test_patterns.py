@@ -14,6 +14,8 @@ from confidence.documents.normalize import parse_amount, parse_date
 from confidence.documents.patterns import (
     AMOUNT_PATTERN,
     AMOUNT_RE,
+    BIC_RE,
+    COUNTRY_ID_RE,
     CURRENCY_RE,
     DATE_RE,
     EMAIL_RE,
@@ -37,6 +39,13 @@ def _all(pattern, text):
         ("2018-12-25", ["2018-12-25"]),
         ("issued 3 Jan 2019, due Jan 9, 2019", ["3 Jan 2019", "Jan 9, 2019"]),
         ("12 février 2025", ["12 février 2025"]),
+        # a day with a dot and a German month, a time after it (issue 12: 17 of 30 date misses)
+        ("Beleg-Nr.: 341427 29. Mai 2017 17:08", ["29. Mai 2017"]),
+        ("Datum: 31. März 2024 Zeit: 10:38", ["31. März 2024"]),
+        ("15 Sept. 2019, 1er janvier 2020", ["15 Sept. 2019", "1er janvier 2020"]),
+        ("3 marzo 2024 / 7 agosto 2021", ["3 marzo 2024", "7 agosto 2021"]),
+        ("Bill No: 720107 May 5,. 2019 22:05", ["May 5,. 2019"]),  # OCR punctuation
+        ("12 items 2019, Walmart 12, 2019, Total 12 mai", []),
         ("phone 012-345 6789", []),
     ],
 )
@@ -52,6 +61,8 @@ def test_date_re(text, found):
         ("CASH 2000.00 CHANGE -12.00", ["2000.00", "-12.00"]),
         ("QTY 3 x 12", []),
         ("75 974,00", ["75 974,00"]),
+        ("TOTAL RM 65. 20", ["65. 20"]),  # OCR's space after the decimal point
+        ("12. 2019", []),
     ],
 )
 def test_amount_re(text, found):
@@ -60,6 +71,9 @@ def test_amount_re(text, found):
 
 def test_other_finders():
     assert _all(EMAIL_RE, "Mail: billing@acme.co.uk.") == ["billing@acme.co.uk."]
+    # OCR sets a space beside the @; the email reader drops it
+    assert _all(EMAIL_RE, "E-Mail: billing @acme.de Tel") == ["billing @acme.de"]
+    assert _all(EMAIL_RE, "Net @ payer 70,00") == []
     assert _all(IBAN_RE, "IBAN DE89 3704 0044 0532 0130 00") == ["DE89 3704 0044 0532 0130 00"]
     assert _all(PERCENT_RE, "MwSt 19 % and 7,5%") == ["19 %", "7,5%"]
     assert _all(CURRENCY_RE, "RM 9.00 / EUR / €5 / EURO") == ["RM", "EUR", "€"]
@@ -101,3 +115,54 @@ def test_found_dates_parse_back(d, sep):
     found = _all(DATE_RE, f"Datum: {printed} 10:00")
     assert found == [printed]
     assert parse_date(found[0]) == d
+
+
+# Month names as printed, accents included (a hand-made table, not the generator's).
+_PRINTED_MONTHS = {
+    "en": "January February March April May June July August September October November December",
+    "de": "Januar Februar März April Mai Juni Juli August September Oktober November Dezember",
+    "fr": "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+    "es": "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre "
+    "diciembre",
+    "it": "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre "
+    "dicembre",
+    "nl": "januari februari maart april mei juni juli augustus september oktober november december",
+}
+_NAMED_FORMATS = (
+    "{d}. {month} {yyyy}",
+    "{d} {month} {yyyy}",
+    "{month} {d}, {yyyy}",
+    "{dd}-{mon}-{yyyy}",
+)
+
+
+@given(
+    st.dates(min_value=date(1950, 1, 1), max_value=date(2099, 12, 31)),
+    st.sampled_from(sorted(_PRINTED_MONTHS)),
+    st.sampled_from(_NAMED_FORMATS),
+    st.sampled_from(["", "Datum: ", "Bon 123456 "]),
+    st.sampled_from(["", " 17:08", " Zeit: 10:38:23"]),
+    st.booleans(),
+)
+def test_found_named_dates_parse_back(d, lang, fmt, before, after, upper):
+    month = _PRINTED_MONTHS[lang].split()[d.month - 1]
+    mon = month[: 3 if lang == "en" else 4]  # four letters keep "juin" and "juil" apart
+    printed = fmt.format(d=d.day, dd=f"{d.day:02d}", month=month, mon=mon, yyyy=d.year)
+    printed = printed.upper() if upper else printed
+    found = _all(DATE_RE, f"{before}{printed}{after}")
+    assert found == [printed]
+    assert parse_date(found[0]) == d
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "found"),
+    [
+        (COUNTRY_ID_RE, "VAT registration: GB 382702240 SWIFT", ["GB 382702240"]),
+        (COUNTRY_ID_RE, "N° TVA : FR 71 058712562", ["FR 71 058712562"]),
+        (COUNTRY_ID_RE, "TEL 0681 1234, Rechnung 2024", []),
+        (BIC_RE, "SWIFT/BIC XOQIGBUY, BIC QYBEFRS5JNX", ["XOQIGBUY", "QYBEFRS5JNX"]),
+        (BIC_RE, "Swift Code, IBAN GB29 0266", []),
+    ],
+)
+def test_id_shapes(pattern, text, found):
+    assert _all(pattern, text) == found
