@@ -39,12 +39,18 @@ class FieldReading:
         Index of the document line (reading order) the value was taken from, if known.
     n_candidates : int or None
         Number of candidates the call could choose from in grounded mode.
+    prob : float or None
+        The reader's own probability that this choice is right, where the reader gives one: the
+        candidate ranker's softmax over the field's candidates (the "absent" one included) for the
+        value it chose, or for "absent" when ``value`` is None. ``None`` for LLM-only readings.
 
     Examples
     --------
     >>> r = FieldReading("12.50", (TokenLogprob("12", -0.1), TokenLogprob(".50", -0.3)))
     >>> FieldReading.from_dict(r.to_dict()) == r
     True
+    >>> FieldReading.from_dict(FieldReading(None, prob=0.25).to_dict()).prob
+    0.25
     """
 
     value: str | None
@@ -53,9 +59,10 @@ class FieldReading:
     label: str | None = None
     line: int | None = None
     n_candidates: int | None = None
+    prob: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "value": self.value,
             "tokens": None if self.tokens is None else [t.to_dict() for t in self.tokens],
             "raw": self.raw,
@@ -63,6 +70,9 @@ class FieldReading:
             "line": self.line,
             "n_candidates": self.n_candidates,
         }
+        if self.prob is not None:  # records of readers without one stay as they were
+            d["prob"] = self.prob
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FieldReading:
@@ -74,6 +84,7 @@ class FieldReading:
             label=d.get("label"),
             line=d.get("line"),
             n_candidates=d.get("n_candidates"),
+            prob=None if d.get("prob") is None else float(d["prob"]),
         )
 
 

@@ -7,8 +7,9 @@ field, its document and the two readings.
 
 Families (one module each, documented in ``docs/features.md``): disagreement (``agree_*``),
 logprobs (``lp_*``), arithmetic consistency of each reading (``cons_*``), OCR evidence
-(``ocr_*``), image quality (``q_*``), layout (``lay_*``) and the field type one-hot
-(``type_*``). The field *name* never enters: renaming a field leaves its row unchanged.
+(``ocr_*``), image quality (``q_*``), layout (``lay_*``), the field type one-hot (``type_*``)
+and the Mapper's own probability of its choice (``rd_*``, NaN for LLM-only readings). The
+field *name* never enters: renaming a field leaves its row unchanged.
 
 The *reported value* is the Hunter's when it is present, else the Mapper's, or the Mapper's
 alone for records that report it (``meta["reported"] == "mapper"``, the embedded extraction:
@@ -33,7 +34,15 @@ from confidence.documents.instructions import instruction_near
 from confidence.documents.search import document_index
 from confidence.documents.text import fold
 from confidence.errors import DatasetError
-from confidence.features import consistency, disagreement, image_quality, layout, logprobs, ocr
+from confidence.features import (
+    consistency,
+    disagreement,
+    image_quality,
+    layout,
+    logprobs,
+    ocr,
+    reader,
+)
 from confidence.readings import FieldReading, RunRecord, document_status
 from confidence.schema import FIELD_TYPES, Field, Schema
 from confidence.types import Document
@@ -61,6 +70,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *image_quality.NAMES,
     *layout.NAMES,
     *_TYPE_NAMES,
+    *reader.NAMES,
 )
 """Every feature, in column order of :func:`feature_matrix`."""
 
@@ -155,6 +165,7 @@ def _row(
         *image_quality.values(document, rm),
         *layout.values(index, rm, label),
         *_ONE_HOT[ftype],
+        *reader.values(mapper),
     ]
 
 
@@ -308,6 +319,7 @@ _AGREE = slice(_COL[disagreement.NAMES[0]], _COL[disagreement.NAMES[-1]] + 1)
 _LP = slice(_COL[logprobs.NAMES[0]], _COL[logprobs.NAMES[-1]] + 1)
 _CONS = slice(_COL[consistency.NAMES[0]], _COL[consistency.NAMES[-1]] + 1)
 _CHARS = _COL["ocr_value_chars"]
+_READER = slice(_COL[reader.NAMES[0]], _COL[reader.NAMES[-1]] + 1)
 
 
 def pageless_matrix(rows: list[tuple]) -> np.ndarray:
@@ -324,6 +336,7 @@ def pageless_matrix(rows: list[tuple]) -> np.ndarray:
         mv = m.value if m is not None and disagreement.present(m.value) else None
         label = m.label if m is not None else None
         X[i, _AGREE] = disagreement.values(f.type, hv, mv, None, None, label)
+        X[i, _READER] = reader.values(m)
         rv = mv if _prefer(more) == "mapper" else (hv if hv is not None else mv)
         if rv is not None:
             X[i, _CHARS] = len(fold(rv))

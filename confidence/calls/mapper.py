@@ -319,13 +319,15 @@ def _layout_mapped(schema: Schema, safe: list[Line]):
 
 def _ranker_mapped(schema: Schema, safe: list[Line], top_k: int):
     """Field -> (pair, options) of the ranker's reading: the top candidate first, then the
-    next ``top_k - 1`` as the LLM's alternatives; fields found absent are left out."""
+    next ``top_k - 1`` as the LLM's alternatives; fields found absent are left out. Also the
+    ranker's probability of every field's choice (of "absent" for the fields left out)."""
     from confidence.calls.ranker import default_ranker  # the ranker's features use this module
 
     mapped: dict[str, tuple[Pair, list[tuple[str, int]]]] = {}
     ranker = default_ranker()
     reading = ranker.rank(safe, schema)
     chosen = ranker.read(safe, schema)  # amounts and dates chosen jointly
+    probs = {f.name: chosen[f.name].prob for f in schema}
     for f in schema:
         top = chosen[f.name]
         if top.value is None:
@@ -338,7 +340,7 @@ def _ranker_mapped(schema: Schema, safe: list[Line], top_k: int):
             Pair(label, tuple(v for v, _ in opts), opts[0][1], tuple(li for _, li in opts)),
             opts,
         )
-    return mapped
+    return mapped, probs
 
 
 def run_mapper(
@@ -389,8 +391,9 @@ def run_mapper(
         raise ValueError(f"reader={reader!r}; use one of: {', '.join(MAPPER_READERS)}")
     safe = safe_lines(lines)
     by_index = {ln.index: ln for ln in lines}  # lines may be a filtered list: index by .index
+    probs: dict[str, float] = {}
     if reader == "ranker":
-        mapped = _ranker_mapped(schema, safe, top_k)
+        mapped, probs = _ranker_mapped(schema, safe, top_k)
     else:
         mapped = _layout_mapped(schema, safe)
     fields: dict[str, FieldReading] = {}
@@ -399,8 +402,17 @@ def run_mapper(
     for name, (p, opts) in mapped.items():
         v, li = opts[0]
         fields[name] = FieldReading(
-            v, None, raw=by_index[li].text, label=p.label, line=li, n_candidates=len(opts)
+            v,
+            None,
+            raw=by_index[li].text,
+            label=p.label,
+            line=li,
+            n_candidates=len(opts),
+            prob=probs.get(name),
         )
+    for name, prob in probs.items():  # the ranker found these absent, with this probability
+        if name not in fields:
+            fields[name] = FieldReading(None, (), prob=prob)
     if reader == "layout":
         for name, (v, li) in _unlabelled(schema, safe, set(mapped)).items():
             fields[name] = FieldReading(v, None, raw=by_index[li].text, label=None, line=li)
@@ -511,6 +523,7 @@ def _apply_reply(comp: Completion, mapped, key_of, fields, lines):
                 errs.append(f"reply value for {p.label!r} is not one of its options")
             continue
         li = values[sp.value]
+        before = out.get(name)
         out[name] = FieldReading(
             sp.value,
             tokens_for_span(comp.tokens, comp.text, sp.start, sp.end),
@@ -518,6 +531,8 @@ def _apply_reply(comp: Completion, mapped, key_of, fields, lines):
             label=p.label,
             line=li,
             n_candidates=len(opts),
+            # the reader's probability belongs to its value, kept when the reply repeats it
+            prob=before.prob if before is not None and before.value == sp.value else None,
         )
     missing = [key_of[n] for n in mapped if key_of[n] not in spans]
     if missing and not parsed.error:

@@ -39,6 +39,11 @@ def _lines():
     return document_lines(make_document("clean", CLEAN))
 
 
+def _found(call):
+    """The fields a call found on the page (the ranker also reports "absent" with its prob)."""
+    return {k: r for k, r in call.fields.items() if r.value is not None}
+
+
 def test_the_scoring_call_allows_exactly_the_rankers_values():
     lines = _lines()
     client = FirstOption()
@@ -50,8 +55,8 @@ def test_the_scoring_call_allows_exactly_the_rankers_values():
     assert list(props) == [f for f in SCHEMA.names if f in chosen]  # schema order
     assert req["messages"] == build_hunter(SCHEMA, lines).messages  # the Hunter's prompt
     assert m.mode == "ranker+llm" and m.status == "ok" and m.n_calls == 1
-    assert {k: r.value for k, r in m.fields.items()} == chosen
-    for r in m.fields.values():  # every value carries the tokens that spell it
+    assert {k: r.value for k, r in _found(m).items()} == chosen
+    for r in _found(m).values():  # every value carries the tokens that spell it
         assert "".join(t.token for t in r.tokens) == r.value
         assert all(t.logprob == -0.25 for t in r.tokens)
         assert r.n_candidates is not None and r.n_candidates >= 1
@@ -65,13 +70,19 @@ def test_the_mapper_without_a_client_reads_the_same_values():
     assert {k: r.value for k, r in with_llm.fields.items()} == {
         k: r.value for k, r in layout_only.fields.items()
     }
-    assert all(r.tokens is None for r in layout_only.fields.values())
+    # the ranker's probability of every choice, "absent" included, with or without the model
+    assert set(layout_only.fields) == set(SCHEMA.names)
+    assert all(0 < r.prob <= 1 for r in layout_only.fields.values())
+    assert {k: r.prob for k, r in with_llm.fields.items()} == {
+        k: r.prob for k, r in layout_only.fields.items()
+    }
+    assert all(r.tokens is None for r in _found(layout_only).values())
 
 
 def test_fields_the_hunter_chose_too_take_its_tokens_and_leave_the_call():
     lines = _lines()
     ranker_only = run_mapper(SCHEMA, lines)
-    names = list(ranker_only.fields)
+    names = list(_found(ranker_only))
     assert len(names) >= 3
     shared, own = names[:2], names[2:]
     # a Hunter that chose the ranker's value for two fields and something else for the rest
@@ -97,7 +108,7 @@ def test_fields_the_hunter_chose_too_take_its_tokens_and_leave_the_call():
     same = CallResult(
         "hunter",
         {n: FieldReading(r.value, (TokenLogprob(r.value, -0.5, ()),)) for n, r in
-         ranker_only.fields.items()},
+         _found(ranker_only).items()},
         completions=hunter.completions,
     )  # fmt: skip
     quiet = FirstOption()
@@ -116,7 +127,8 @@ def test_extract_document_scores_in_the_hunters_prompt():
     rec = extract_document(make_document("clean", CLEAN), SCHEMA, client)
     hunter_req, *mapper_req = client.requests
     assert rec.status == "ok" and rec.mapper.mode == "ranker+llm"
-    differ = [n for n, r in rec.mapper.fields.items() if rec.hunter.fields[n].value != r.value]
+    found = _found(rec.mapper)
+    differ = [n for n, r in found.items() if rec.hunter.fields[n].value != r.value]
     if differ:  # only the values the Hunter did not choose are scored, in its prompt
         [req] = mapper_req
         assert (
@@ -126,7 +138,7 @@ def test_extract_document_scores_in_the_hunters_prompt():
         assert all(len(v["enum"]) == 1 for v in req["schema"]["properties"].values())
     else:
         assert mapper_req == []
-    for r in rec.mapper.fields.values():
+    for r in found.values():
         assert "".join(t.token for t in r.tokens) == r.value
 
 

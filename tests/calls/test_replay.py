@@ -99,13 +99,12 @@ def test_mapper_reports_the_rankers_reading_with_the_models_logprobs(clean):
     m = run_mapper(schema, lines, Replay(case))
     assert m.kind == "mapper" and m.mode == "ranker+llm" and m.n_calls == 1
     chosen = default_ranker().read(lines, schema)
-    assert {k: r.value for k, r in m.fields.items()} == {
-        k: c.value for k, c in chosen.items() if c.value is not None
-    }
+    assert {k: r.value for k, r in m.fields.items()} == {k: c.value for k, c in chosen.items()}
     assert m.fields["total"].value == "9.54"
-    assert "po_number" not in m.fields  # absent on the page: reported absent
+    absent = m.fields["po_number"]  # absent on the page: reported absent, with the ranker's prob
+    assert absent.value is None and absent.prob == chosen["po_number"].prob
     # the call scores the ranker's values: every value carries the tokens that spell it
-    for r in m.fields.values():
+    for r in (r for r in m.fields.values() if r.value is not None):
         assert "".join(t.token for t in r.tokens) == r.value
         assert all(t.logprob <= 0 for t in r.tokens)
 

@@ -315,3 +315,24 @@ def test_page_features_describe_the_reported_reading():
     assert rows[:, col["ocr_value_chars"]].tolist() == [8.0, 6.0]
     with pytest.raises(DatasetError, match="reported"):
         feature_matrix([(f, doc, h, m, "neither")])
+
+
+def test_the_mappers_own_probability_is_a_feature_with_and_without_the_page():
+    from confidence.features.build import FEATURE_NAMES, record_rows
+    from confidence.readings import CallResult, RunRecord
+    from confidence.schema import Schema
+
+    schema = Schema("s", (Field("total", "amount"), Field("po", "id"), Field("vat", "amount")))
+    hunter = CallResult("hunter", {k: FieldReading("9.00") for k in ("total", "po", "vat")})
+    mapper = CallResult(
+        "mapper", {"total": FieldReading("9.00", prob=0.75), "po": FieldReading(None, prob=0.5)}
+    )
+    col = FEATURE_NAMES.index("rd_m_prob")
+    doc = make_doc()
+    rec = RunRecord(doc.doc_id, hunter, mapper)
+    for docs in (None, {doc.doc_id: doc}):
+        got = record_rows([rec], schema, docs).X[:, col]
+        assert got[:2].tolist() == [0.75, 0.5] and math.isnan(got[2])  # vat: the Mapper gave none
+    # and it survives the record's round trip
+    back = RunRecord.from_dict(rec.to_dict())
+    assert back.mapper.fields["po"].prob == 0.5 and back.hunter.fields["total"].prob is None
