@@ -69,6 +69,8 @@ PHRASES: tuple[tuple[str, str, str], ...] = (
     ("agree_", "Hunter and Mapper disagree", "Hunter and Mapper agree"),
     ("cons_h", "amounts or dates do not add up", "amounts and dates add up"),
     ("cons_m", "the Mapper's amounts or dates do not add up", "the Mapper's amounts add up"),
+    ("cons_shared", "the same value was read for another field", "value read for this field only"),
+    ("rd_m_prob", "the layout reader was unsure of its choice", "the layout reader is sure of it"),
     ("lp_h_n_tokens", "unusual value length", "typical value length"),
     ("lp_m_n_tokens", "unusual value length", "typical value length"),
     ("lp_h_", "low token probability", "high token probability"),
@@ -120,6 +122,8 @@ _STATES: dict[tuple[str, float], tuple[str, str]] = {
     ("ocr_source_pdf", 0.0): ("scanned page", ""),
     ("cons_h", 0.0): ("amounts or dates do not add up", ""),
     ("cons_h", 1.0): ("", "amounts and dates add up"),
+    ("cons_shared", 1.0): ("the same value was read for another field", ""),
+    ("cons_shared", 0.0): ("", ""),
     ("lay_in_table", 1.0): ("inside a table", ""),
     ("lay_in_table", 0.0): ("", "outside tables"),
 }

@@ -8,6 +8,12 @@ relation it takes part in is violated, NaN when none applies (the schema lacks t
 a value is absent or unreadable, or the field has no role). Fields are tied to roles by their
 concept, never by name, and the features need no page: they are computed on pageless rows too.
 
+``cons_shared`` asks the converse question of the reported value (the Mapper's for records that
+report it, else the Hunter's, else the Mapper's): is the same value (folded: case, spaces and
+punctuation ignored) also reported for another field of the document? A value read twice -- the
+gross total again as the amount due, the issue date again as the due date -- is right for at most
+one of them unless the document prints it twice.
+
 The rows of one document are found by their document's ``doc_id`` (doc_ids are unique within a
 batch); a row alone in its document has nothing to add up with.
 """
@@ -21,11 +27,12 @@ import numpy as np
 
 from confidence.calls.consistency import relation_flags
 from confidence.documents.normalize import is_empty
+from confidence.documents.text import fold
 from confidence.schema import Schema
 
 __all__ = ["NAMES", "values_batch"]
 
-NAMES: tuple[str, ...] = ("cons_h", "cons_m")
+NAMES: tuple[str, ...] = ("cons_h", "cons_m", "cons_shared")
 _CODE = {True: 1.0, False: 0.0, None: math.nan}
 
 
@@ -34,8 +41,16 @@ def _value(reading) -> str | None:
     return None if is_empty(v) else v
 
 
+def _reported(row: tuple) -> str | None:
+    h, m = _value(row[2]), _value(row[3])
+    if len(row) > 4 and row[4] == "mapper":
+        return m
+    return h if h is not None else m
+
+
 def values_batch(rows: Sequence[tuple]) -> np.ndarray:
-    """Feature values of ``(field, document, hunter, mapper)`` rows, shape ``(n, len(NAMES))``.
+    """Feature values of ``(field, document, hunter, mapper[, reported])`` rows, shape
+    ``(n, len(NAMES))``.
 
     Examples
     --------
@@ -46,20 +61,25 @@ def values_batch(rows: Sequence[tuple]) -> np.ndarray:
     >>> net, tax, gross = Field("net", "amount"), Field("tax", "amount"), Field("gross", "amount")
     >>> values_batch([(net, doc, R("100.00"), R("100.00")), (tax, doc, R("19.00"), None),
     ...               (gross, doc, R("119.00"), R("100.00"))]).tolist()
-    [[1.0, nan], [1.0, nan], [1.0, nan]]
+    [[1.0, nan, 0.0], [1.0, nan, 0.0], [1.0, nan, 0.0]]
     """
     out = np.full((len(rows), len(NAMES)), np.nan)
     docs: dict[str, list[int]] = {}
     for i, row in enumerate(rows):
         docs.setdefault(getattr(row[1], "doc_id", ""), []).append(i)
     for idx in docs.values():
+        keys = [(rows[i][0].name, fold(v) if (v := _reported(rows[i])) is not None else "")
+                for i in idx]  # fmt: skip
+        for i, (name, k) in zip(idx, keys, strict=True):
+            if k:
+                out[i, 2] = float(any(k == o and name != n for n, o in keys))
         if len(idx) < 2:
             continue
         first: dict[str, int] = {}
         for i in idx:  # a field repeated within a document: its first row speaks for it
             first.setdefault(rows[i][0].name, i)
         schema = Schema("document", tuple(rows[i][0] for i in first.values()))
-        for col, pos in enumerate((2, 3)):
+        for col, pos in ((0, 2), (1, 3)):
             flags = relation_flags(schema, {n: _value(rows[i][pos]) for n, i in first.items()})
             for i in idx:
                 out[i, col] = _CODE[flags[rows[i][0].name]]

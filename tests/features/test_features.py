@@ -336,3 +336,25 @@ def test_the_mappers_own_probability_is_a_feature_with_and_without_the_page():
     # and it survives the record's round trip
     back = RunRecord.from_dict(rec.to_dict())
     assert back.mapper.fields["po"].prob == 0.5 and back.hunter.fields["total"].prob is None
+
+
+def test_a_value_reported_for_two_fields_is_flagged_for_both():
+    from confidence.features.consistency import values_batch
+
+    doc = make_doc()
+    f = {n: Field(n, t) for n, t in (("gross", "amount"), ("due", "amount"), ("po", "id"))}
+    col = 2  # cons_shared
+    rows = [
+        (f["gross"], doc, FieldReading("1,234.50"), FieldReading("1 234.50"), "mapper"),
+        (f["due"], doc, FieldReading("99.00"), FieldReading("1234.50"), "mapper"),
+        (f["po"], doc, FieldReading("A-1"), FieldReading(None), "mapper"),
+    ]
+    got = values_batch(rows)[:, col]
+    assert got[:2].tolist() == [1.0, 1.0] and math.isnan(got[2])  # po: nothing reported
+    # the Hunter's values are reported by default: 99.00 is read once
+    hunter_rows = [r[:4] for r in rows]
+    assert values_batch(hunter_rows)[:, col].tolist() == [0.0, 0.0, 0.0]
+    # another document's equal value does not count
+    other = Document("doc-2", "doc-2.png", doc.pages)
+    apart = [rows[0], (rows[1][0], other, *rows[1][2:])]
+    assert values_batch(apart)[:, col].tolist() == [0.0, 0.0]
