@@ -46,10 +46,11 @@ MODEL = ROOT / "confidence" / "models" / "default"
 SEED = 7
 N_DOCS = 600
 SCAN_RATIO = 0.35
-# SmolLM2-135M gets only about a third of invoice fields right, so a 99 % target cannot be certified
-# on the few threshold documents we can afford to extract (measured: not even 95 %); ship 90 %
-# with probability 90 % and let users re-tune for their own target with `extractconf tune`.
-TARGET_ACCURACY = 0.90
+# 95 % target accuracy with probability 90 %: with the candidate ranker's reading reported (about
+# 81 % of invoice and 93 % of receipt fields right) it certifies thresholds that accept about half
+# of the held-out synthetic fields (measured 2026-12-02; 90 % accepted 55 % / 69 % at 95 % / 98 %
+# accuracy). Users re-tune for their own target and domain with `extractconf tune`.
+TARGET_ACCURACY = 0.95
 # compact copy of the runs the shipped model was trained and evaluated on (kept out of the wheel)
 RUNS_COPY = ROOT / "scripts" / "default_runs.jsonl.xz"
 # the held-out documents by id, fixed (the ranker never trained on them either): a new extraction,
