@@ -175,7 +175,7 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     train_sets = [str(work / "split-train"), str(work / "split-rtrain")]
     runs = [str(merged), str(r_merged)]
     # --single-reading: the fusion also learns from one-reading copies of the training runs (the
-    # Hunter with the library's layout Mapper, and the Hunter alone without the page), read the
+    # Hunter with the library's layout Mapper, the Hunter alone with and without its page), read the
     # way `score` reads a third-party pipeline's records, so such records are not scored by a
     # model that only ever saw two LLM readings (issue 12 item 5; benchmarks/bench_byo.py)
     # the cross-fitted evaluation needs no model: it runs beside the training, and the two
@@ -346,9 +346,11 @@ no `--model` is given. Rebuild it with `scripts/train_default.py` (synth -> extr
 ## Model
 
 LightGBM fusion over {len(meta["feature_names"])} features (disagreement, logprobs, arithmetic
-consistency of each reading, OCR evidence, image quality, layout, field-type one-hot; never the
-field name — see `docs/features.md`), trained also on one-reading copies of the training runs
-(Hunter + the library's layout Mapper; Hunter alone without the page: `train --single-reading`),
+consistency of each reading and values read twice, OCR evidence, image quality, layout,
+field-type one-hot, the layout reader's probability of its choice; never the field name — see
+`docs/features.md`), trained also on one-reading copies of the training runs
+(Hunter + the library's layout Mapper; Hunter alone with and without its page:
+`train --single-reading`),
 `{meta["params"]["calibrator"]}` calibration, per-field thresholds for
 {meta["params"]["target_accuracy"]:.0%} accuracy with probability
 {meta["params"]["confidence_level"]:.0%} (Learn then Test). Fields with a threshold:

@@ -66,8 +66,8 @@ def register(subparsers) -> None:
         "--single-reading",
         action="store_true",
         help="also train the fusion model on one-reading copies of every run (the Hunter with "
-        "the library's layout Mapper, and the Hunter alone without the page), as third-party "
-        "records with one reading are scored",
+        "the library's layout Mapper, the Hunter alone with its page and the Hunter alone "
+        "without it), as third-party records with one reading are scored",
     )
     add_document_args(p)
     p.set_defaults(func=run)
@@ -87,6 +87,9 @@ def run(args) -> int:
     if args.single_reading:
         extra = [
             load_table(args, datasets, readings="library_mapper", runs=runs),
+            # with its page but no second reading (score(..., library_mapper=False)): without
+            # these rows the model only ever saw a missing Mapper on page-less rows
+            load_table(args, datasets, readings="hunter_only", runs=runs),
             load_table(args, datasets, readings="hunter_only", use_documents=False, runs=runs),
         ]
     engine = fit_engine(
