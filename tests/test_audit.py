@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 
 import numpy as np
@@ -11,7 +10,7 @@ import pytest
 from confidence.audit import AUDIT_REASON, audit_mask, audit_uniforms, check_audit_rate
 from confidence.cli import main
 from confidence.engine import ConfidenceEngine
-from tests.fixtures.engine import SCHEMA, make_runs
+from tests.fixtures.engine import SCHEMA, lenient, make_runs
 
 
 def test_draw_depends_on_the_pair_and_seed_only():
@@ -58,18 +57,8 @@ def _records(path):
 
 
 @pytest.mark.filterwarnings("ignore:.*unlike the calibration documents")
-def _lenient():
-    """The shipped engine with a global threshold of 0.5: the schema's fields (none of them in
-    the training schema) fall back on it, so some fields are accepted whatever the shipped
-    thresholds' strictness; the audit is what is tested."""
-    eng = ConfidenceEngine.load()
-    sel = copy.deepcopy(eng.thresholds_)
-    sel.global_threshold_ = 0.5
-    return eng.with_thresholds(sel)
-
-
 def test_engine_marks_audited_rows(runs):
-    eng = _lenient()
+    eng = lenient(ConfidenceEngine.load())  # some fields accepted, whatever the shipped ones
     recs = _records(runs)
     plain = eng.score(recs, SCHEMA, explain=False)
     audited = eng.score(recs, SCHEMA, explain=True, audit_rate=0.5, audit_seed=1)
@@ -103,9 +92,9 @@ def test_cli_score_audit_columns(runs, tmp_path, capsys):
         f.write_bytes(b"%PDF-1.4")
         files.append(str(f))
     out = tmp_path / "scored.jsonl"
-    lenient = _lenient().thresholds_.save(tmp_path / "thresholds.json")
+    loose = lenient(ConfidenceEngine.load()).thresholds_.save(tmp_path / "thresholds.json")
     args = ["score", *files, "--runs", str(runs), "--schema", str(schema), "--no-documents",
-            "--quiet", "--no-reasons", "--out", str(out), "--thresholds", str(lenient)]  # fmt: skip
+            "--quiet", "--no-reasons", "--out", str(out), "--thresholds", str(loose)]  # fmt: skip
     assert main([*args, "--audit-rate", "0.3", "--audit-seed", "2"]) == 0
     rows = _records(out)
     assert {"audit", "p_sample", "audit_rate"} <= set(rows[0])

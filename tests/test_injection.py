@@ -9,7 +9,6 @@ that value accepted: the engine routes it to review with the instruction reason.
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
@@ -30,6 +29,7 @@ from confidence.records import as_run_record
 from confidence.routing import INSTRUCTION_REASONS
 from confidence.schema import Field, Schema
 from confidence.types import Document, Page, Word
+from tests.fixtures.engine import lenient
 
 SCHEMA = Schema(
     "injected-invoice",
@@ -288,10 +288,7 @@ def test_ordinary_invoice_still_accepted(engine):
     """Payment instructions and terms do not trip the signal: the fields route on their scores
     (here thresholds of 0.5, so that the check does not depend on how strict the shipped ones
     are)."""
-    sel = copy.deepcopy(engine.thresholds_)
-    sel.global_threshold_ = 0.5
-    sel.thresholds_ = {f: 0.5 for f in sel.thresholds_}
-    engine = engine.with_thresholds(sel)
+    engine = lenient(engine)
     doc = make_document("ok", HEAD + BODY + TAIL + FOOT + TERMS)
     recs = [{"doc_id": "ok", "fields": HONEST, "mapper": HONEST}]
     built = record_rows([as_run_record(r) for r in recs], SCHEMA, {"ok": doc})
