@@ -93,6 +93,32 @@ def _two_columns(p: np.ndarray) -> np.ndarray:
     return np.column_stack([1.0 - p, p])
 
 
+def _block_centres(s: np.ndarray, fitted: np.ndarray, w: np.ndarray | None):
+    """Knots ``(x, y)`` through the centre of each block of an isotonic fit.
+
+    A block is a run of samples (in score order) with the same fitted value; its centre is the
+    weighted mean of their scores. A single block gives one flat knot pair over its range.
+
+    Examples
+    --------
+    >>> x, y = _block_centres(np.array([0., 1., 2., 3.]), np.array([0., 0., 1., 1.]), None)
+    >>> x.tolist(), y.tolist()
+    ([0.5, 2.5], [0.0, 1.0])
+    """
+    order = np.argsort(s, kind="mergesort")
+    s, v = s[order], fitted[order]
+    w = np.ones_like(s) if w is None else np.asarray(w, dtype=float)[order]
+    cut = np.flatnonzero(np.diff(v) != 0) + 1
+    xs, ys = [], []
+    for a, b in zip(np.r_[0, cut], np.r_[cut, len(s)], strict=True):
+        ww = w[a:b]
+        xs.append(float(np.average(s[a:b], weights=ww) if ww.sum() > 0 else s[a:b].mean()))
+        ys.append(float(v[a]))
+    if len(xs) == 1:
+        return np.array([s[0], s[-1]]), np.array([ys[0], ys[0]])
+    return np.asarray(xs), np.asarray(ys)
+
+
 @register_part("isotonic", format_version=2)
 class IsotonicCalibrator(BaseEstimator):
     """Monotone, piecewise-linear map from score to P(correct), ranking kept.
@@ -109,6 +135,15 @@ class IsotonicCalibrator(BaseEstimator):
         23 distinct values over 488 receipt fields, AUROC 0.826 -> 0.820). With the term the
         order of ``p`` is exactly the order of the scores while no probability moves by more
         than ``eps``. ``0`` gives the plain step function.
+    interpolation : {"centres", "steps"}, default="centres"
+        ``"steps"``: the isotonic step function itself (flat on each block of the fit).
+        ``"centres"``: the piecewise-linear curve through each block's centre (mean score of its
+        calibration samples, at the block's value), flat beyond the first and last centre: a
+        strictly increasing map between centres, so probabilities keep the score's resolution
+        (a threshold can fall inside what was one step; measured: the shipped model's top two
+        steps held 70 % of the invoice fields). Both are monotone fits of the same isotonic
+        regression; the knots are stored either way, so a saved calibrator predicts the same
+        whatever this parameter says.
 
     Attributes
     ----------
@@ -129,11 +164,15 @@ class IsotonicCalibrator(BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "increasing": ["boolean"],
         "tie_break": [Interval(Real, 0.0, 0.01, closed="left")],
+        "interpolation": [StrOptions({"centres", "steps"})],
     }
 
-    def __init__(self, *, increasing: bool = True, tie_break: float = 1e-6) -> None:
+    def __init__(
+        self, *, increasing: bool = True, tie_break: float = 1e-6, interpolation: str = "centres"
+    ) -> None:
         self.increasing = increasing
         self.tie_break = tie_break
+        self.interpolation = interpolation
 
     def fit(
         self, scores, y, *, signals=None, groups=None, sample_weight=None
@@ -149,8 +188,11 @@ class IsotonicCalibrator(BaseEstimator):
         iso = IsotonicRegression(
             y_min=0.0, y_max=1.0, increasing=self.increasing, out_of_bounds="clip"
         ).fit(s, y, sample_weight=w)
-        self.X_thresholds_ = np.asarray(iso.X_thresholds_, dtype=float)
-        self.y_thresholds_ = np.asarray(iso.y_thresholds_, dtype=float)
+        if self.interpolation == "steps":
+            self.X_thresholds_ = np.asarray(iso.X_thresholds_, dtype=float)
+            self.y_thresholds_ = np.asarray(iso.y_thresholds_, dtype=float)
+        else:
+            self.X_thresholds_, self.y_thresholds_ = _block_centres(s, iso.predict(s), w)
         return self
 
     def predict(self, scores, *, signals=None) -> np.ndarray:

@@ -74,6 +74,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="receipts: share with a wrapped name or a registration number beside it, 0-1 "
         "(default 0: the plain header of earlier corpora)",
     )
+    p.add_argument(
+        "--layout-variety",
+        type=float,
+        default=0.0,
+        help="invoices: share drawn with an untitled customer address window and/or the "
+        "references as a header-row table, 0-1 (default 0: the layouts of earlier corpora)",
+    )
     p.add_argument("--n-jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--overwrite", action="store_true", help="replace a dataset already in OUT_DIR")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -96,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet and sys.stderr.isatty(),
         kind=args.kind,
         header_variety=args.header_variety,
+        layout_variety=args.layout_variety,
     )
     took = time.perf_counter() - start
     print(

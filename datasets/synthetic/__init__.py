@@ -14,12 +14,18 @@ True
 """
 
 from confidence.datasets.synthetic.fields import ABSENCE_RATES, SCHEMA
-from confidence.datasets.synthetic.generate import SynthDocument, generate, synth_document
+from confidence.datasets.synthetic.generate import (
+    LAYOUT_VARIANTS,
+    SynthDocument,
+    generate,
+    synth_document,
+)
 from confidence.datasets.synthetic.layouts import FAMILIES, Family
 
 __all__ = [
     "ABSENCE_RATES",
     "FAMILIES",
+    "LAYOUT_VARIANTS",
     "SCHEMA",
     "Family",
     "SynthDocument",

@@ -76,11 +76,14 @@ def synth_document(
     languages: Sequence[str] = LANGUAGES,
     families: Sequence[str] | None = None,
     family: str | None = None,
+    layout_variety: float = 0.0,
 ) -> SynthDocument:
     """Generate document number ``index`` of the dataset with ``seed`` (pure function of both).
 
     Layout families are dealt round-robin in a seed-shuffled order so every family gets an
-    equal share; ``family`` forces one.
+    equal share; ``family`` forces one. ``layout_variety`` is the share of documents drawn with
+    one or more of :data:`LAYOUT_VARIANTS` (0, the default, reproduces earlier corpora of the
+    same seed).
 
     Examples
     --------
@@ -98,6 +101,11 @@ def synth_document(
     font = rng.choice(fam.fonts)
     size = round(rng.uniform(*fam.sizes) * 2) / 2
     sheet = Sheet(inv, _page(fam, inv, rng, font, size), rng, font, size)
+    if layout_variety > 0:  # a stream of its own, so the rest of the document is unchanged
+        vr = random.Random(f"extractconf-synth:{seed}:{index}:variety")
+        if vr.random() < layout_variety:
+            picked = {v for v in LAYOUT_VARIANTS if vr.random() < 0.6}
+            sheet.variants = frozenset(picked or {vr.choice(LAYOUT_VARIANTS)})
     if fam.page == "receipt":
         sheet.bottom = -RECEIPT_PROBE  # sized to fit: never breaks
     fam.draw(sheet)
@@ -138,10 +146,18 @@ def synth_document(
         data, suffix, plan = scan(pdf, np.random.default_rng([seed, index, 1]))
         meta["source"] = "scan"
         meta["scan"] = plan
+    if sheet.variants:
+        meta["layout_variants"] = sorted(sheet.variants)
     return SynthDocument(doc_id, data, suffix, dict(inv.gold), meta)
 
 
 KINDS = ("invoice", "receipt")
+
+LAYOUT_VARIANTS = ("untitled_customer", "meta_grid")
+"""Invoice layout variants of ``layout_variety``: ``untitled_customer`` prints the customer's
+name and address as an address window with no "Bill to" caption over it; ``meta_grid`` prints
+the document's number, dates and references as a table (captions in a header row, the values
+in the row under them) instead of label/value lines."""
 
 
 def _job(args: tuple) -> SynthDocument | tuple[int, str]:
@@ -158,6 +174,8 @@ def _job(args: tuple) -> SynthDocument | tuple[int, str]:
                 header_variety=kwargs["header_variety"],
             )
         skip = ("kind", "header_variety")
+        if not kwargs.get("layout_variety"):
+            skip = (*skip, "layout_variety")
         return synth_document(index, seed, **{k: v for k, v in kwargs.items() if k not in skip})
     except Exception as e:  # keep the batch going; the failure is reported per document
         return index, f"{type(e).__name__}: {e}"
@@ -176,6 +194,7 @@ def generate(
     progress: bool = False,
     kind: str = "invoice",
     header_variety: float = 0.0,
+    layout_variety: float = 0.0,
 ):
     """Write ``n`` synthetic invoices (or till receipts) as a dataset folder (``schema.json``,
     ``labels.jsonl``, ``files/``); the same ``seed`` gives byte-identical output whatever
@@ -205,6 +224,10 @@ def generate(
         Receipts only: share printed with a non-plain merchant-name style
         (:data:`~confidence.datasets.synthetic.receipts.HEADER_STYLES`; wrapped names, registration
         number beside the name). 0 (default) reproduces earlier corpora of the same seed.
+    layout_variety : float
+        Invoices only: share drawn with one or more :data:`LAYOUT_VARIANTS` (untitled customer
+        address window, reference fields as a header-row table). 0 (default) reproduces earlier
+        corpora of the same seed.
 
     Returns
     -------
@@ -229,12 +252,15 @@ def generate(
     langs, fams = _validate(scan_ratio, languages, families)
     if not 0.0 <= header_variety <= 1.0:
         raise DatasetError(f"header_variety must be within 0-1, got {header_variety}")
+    if not 0.0 <= layout_variety <= 1.0:
+        raise DatasetError(f"layout_variety must be within 0-1, got {layout_variety}")
     kwargs = {
         "scan_ratio": scan_ratio,
         "languages": langs,
         "families": fams,
         "kind": kind,
         "header_variety": header_variety,
+        "layout_variety": layout_variety,
     }
     jobs = [(i, seed, kwargs) for i in range(n)]
     schema = SCHEMA

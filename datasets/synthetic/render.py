@@ -86,6 +86,8 @@ class Sheet:
         self.drawn: set[str] = set()
         self.min_y = self.height  # lowest baseline drawn so far
         self.bottom = 60.0  # content stops above this; families with a footer raise it
+        # layout variants (:data:`LAYOUT_VARIANTS`) drawn by ``synth_document(layout_variety=)``
+        self.variants: frozenset[str] = frozenset()
 
     # ---------------------------------------------------------------- primitives
     def fontname(self, bold: bool = False) -> str:
@@ -179,6 +181,9 @@ class Sheet:
     ) -> float:
         """Pairs on one line ("Label: value   Label: value"), wrapping at ``max_w``."""
         size = size or self.size
+        if "meta_grid" in self.variants and tuple(keys) == META_KEYS:
+            x0 = x - max_w if anchor == "r" else x - max_w / 2 if anchor == "c" else x
+            return self.kv_grid(x0, x0 + max_w, y, keys, size=size)
         items = [(f"{lab}: ", val, f) for lab, val, f in self.pairs(keys)]
         if not items:
             return y
@@ -248,6 +253,9 @@ class Sheet:
         ``value_right``), "above" (small grey label over the value) or "inline" ("Label: value").
         """
         size = size or self.size
+        if "meta_grid" in self.variants and mode != "above" and tuple(keys) == META_KEYS:
+            x1 = value_right if value_right is not None else x + label_w + 150
+            return self.kv_grid(x, min(x1, self.width - 30), y, keys, size=size)
         step = step or size * (2.45 if mode == "above" else 1.45)
         for lab, val, field in self.pairs(keys):
             lab_s = f"{lab}:" if colon and not lab.endswith(":") else lab
@@ -304,6 +312,30 @@ class Sheet:
             cx += cw
         return y - size * 3.8
 
+    def kv_grid(
+        self, x0: float, x1: float, y: float, keys: Sequence[str], *, size: float | None = None
+    ) -> float:
+        """:meth:`kv_row` over as many rows as ``x0..x1`` needs: header labels over values."""
+        size = size or self.size
+        fn = self.fontname()
+        rows: list[list[str]] = [[]]
+        used = 0.0
+        for key in keys:
+            item = self.pair(key)
+            if item is None:
+                continue
+            lab, val, _ = item
+            need = max(stringWidth(lab, fn, size * 0.75), stringWidth(val, fn, size)) + 12
+            if rows[-1] and used + need > x1 - x0:
+                rows.append([])
+                used = 0.0
+            rows[-1].append(key)
+            used += need
+        for row in rows:
+            if row:
+                y = self.kv_row(x0, x1, y, row, size=size)
+        return y
+
     # ---------------------------------------------------------------- blocks
     def address(
         self,
@@ -321,6 +353,8 @@ class Sheet:
         """Name and address lines of "vendor", "customer" or "shipping"; returns y below."""
         size = size or self.size
         inv = self.inv
+        if who == "customer" and "untitled_customer" in self.variants:
+            title = None  # an address window: name and lines with no "Bill to" over them
         if title:
             self.text(x, y, title, size=size * 0.85, color=GREY, bold=True, anchor=anchor)
             y -= size * 1.4

@@ -29,6 +29,12 @@ def _miscalibrated(n, seed, a=2.0, b=-0.5):
     return s, y
 
 
+def _oriented(n: int, increasing: bool):
+    """:func:`_miscalibrated` scores, reversed when higher must mean less likely correct."""
+    s, y = _miscalibrated(n, 0)
+    return (s if increasing else 1.0 - s), y
+
+
 def _roundtrip(cal):
     d = json.loads(json.dumps(persistence.to_dict(cal), allow_nan=False))
     return persistence.from_dict(d)
@@ -36,7 +42,7 @@ def _roundtrip(cal):
 
 def test_isotonic_matches_sklearn_and_is_monotone():
     s, y = _miscalibrated(500, 0)
-    cal = IsotonicCalibrator(tie_break=0.0).fit(s, y)
+    cal = IsotonicCalibrator(tie_break=0.0, interpolation="steps").fit(s, y)
     grid = np.linspace(-0.5, 1.5, 301)  # includes out-of-range scores: clipped
     ref = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(s, y).predict(grid)
     p = cal.predict(grid)
@@ -45,13 +51,56 @@ def test_isotonic_matches_sklearn_and_is_monotone():
     np.testing.assert_array_equal(_roundtrip(cal).predict(grid), p)
 
 
+def test_isotonic_centres_hand_computed():
+    # blocks {0.1, 0.3} -> 0 (centre 0.2), {0.5} -> 0.5 (one right, one wrong at the same
+    # score), {0.7, 0.9} -> 1 (centre 0.8)
+    s = [0.1, 0.3, 0.5, 0.5, 0.7, 0.9]
+    y = [0, 0, 1, 0, 1, 1]
+    cal = IsotonicCalibrator(tie_break=0.0).fit(s, y)
+    assert cal.X_thresholds_.tolist() == pytest.approx([0.2, 0.5, 0.8])
+    assert cal.y_thresholds_.tolist() == pytest.approx([0.0, 0.5, 1.0])
+    p = cal.predict([0.0, 0.2, 0.35, 0.5, 0.65, 0.8, 1.0])
+    np.testing.assert_allclose(p, [0.0, 0.0, 0.25, 0.5, 0.75, 1.0, 1.0])
+    one = IsotonicCalibrator(tie_break=0.0).fit([0.2, 0.4], [1, 1])  # a single block
+    np.testing.assert_allclose(one.predict([0.0, 0.3, 1.0]), [1.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("increasing", [True, False])
+def test_isotonic_centres_resolve_inside_a_step_and_stay_calibrated(increasing):
+    s, y = _oriented(2000, increasing)
+    steps = IsotonicCalibrator(increasing=increasing, tie_break=0.0, interpolation="steps")
+    cent = IsotonicCalibrator(increasing=increasing, tie_break=0.0)
+    steps.fit(s[:1000], y[:1000])
+    cent.fit(s[:1000], y[:1000])
+    lo, hi = cent.X_thresholds_[0], cent.X_thresholds_[-1]
+    inner = np.linspace(lo, hi, 400)
+    p = cent.predict(inner)
+    d = np.diff(p) if increasing else -np.diff(p)
+    assert np.all(d > 0)  # strictly monotone between the first and the last centre
+    assert len(np.unique(cent.predict(s))) > 3 * len(np.unique(steps.predict(s)))
+    # the same isotonic fit, evaluated on fresh samples: no worse calibrated than the steps
+    brier_c = np.mean((cent.predict(s[1000:]) - y[1000:]) ** 2)
+    brier_s = np.mean((steps.predict(s[1000:]) - y[1000:]) ** 2)
+    assert brier_c <= brier_s + 0.005
+    np.testing.assert_array_equal(_roundtrip(cent).predict(inner), p)
+
+
+def test_isotonic_saved_without_interpolation_predicts_its_knots():
+    cal = IsotonicCalibrator(interpolation="steps").fit(*_miscalibrated(300, 1))
+    d = json.loads(json.dumps(persistence.to_dict(cal)))
+    d["data"]["params"].pop("interpolation")  # a calibrator saved before the parameter existed
+    d["sha256"] = persistence._sha(persistence._canonical(d["data"]))
+    old = persistence.from_dict(d)
+    grid = np.linspace(0, 1, 101)
+    np.testing.assert_array_equal(old.predict(grid), cal.predict(grid))
+
+
 @pytest.mark.parametrize("increasing", [True, False])
 def test_isotonic_tie_break_keeps_the_score_order_within_eps(increasing):
-    s, y = _miscalibrated(500, 0)
-    if not increasing:
-        s = 1.0 - s
-    plain = IsotonicCalibrator(increasing=increasing, tie_break=0.0).fit(s, y)
-    cal = IsotonicCalibrator(increasing=increasing).fit(s, y)
+    s, y = _oriented(500, increasing)
+    plain = IsotonicCalibrator(increasing=increasing, tie_break=0.0, interpolation="steps")
+    plain.fit(s, y)
+    cal = IsotonicCalibrator(increasing=increasing, interpolation="steps").fit(s, y)
     grid = np.linspace(-0.5, 1.5, 301)
     p, q = cal.predict(grid), plain.predict(grid)
     assert len(np.unique(q)) < 100  # steps: ties

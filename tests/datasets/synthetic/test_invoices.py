@@ -20,6 +20,7 @@ from confidence.cli import main
 from confidence.datasets.synthetic import (
     ABSENCE_RATES,
     FAMILIES,
+    LAYOUT_VARIANTS,
     SCHEMA,
     generate,
     synth_document,
@@ -245,3 +246,105 @@ def test_cli_writes_a_readable_dataset_and_refuses_bad_input(tmp_path, capsys):
     assert main(["synth", str(tmp_path / "y"), "--n", "2", "--families", "nope"]) == 2
     err = capsys.readouterr().err
     assert "use some of: en, de, fr" in err and "classic" in err
+
+
+# ----------------------------------------------------------------------------- layout variety
+def _lines(data: bytes) -> list[str]:
+    with pdfplumber.open(io.BytesIO(data)) as pdf:
+        return [ln for p in pdf.pages for ln in (p.extract_text() or "").splitlines()]
+
+
+def test_layout_variety_zero_reproduces_earlier_corpora():
+    for i in range(4):
+        a, b = synth_document(i, seed=5), synth_document(i, seed=5, layout_variety=0.0)
+        assert a.data == b.data and a.meta == b.meta and "layout_variants" not in a.meta
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_layout_variants_keep_every_value_on_the_page(family):
+    for i in range(3):
+        plain = synth_document(i, seed=23, family=family)
+        d = synth_document(i, seed=23, family=family, layout_variety=1.0)
+        assert set(d.meta["layout_variants"]) <= set(LAYOUT_VARIANTS) and d.meta["layout_variants"]
+        assert d.fields == plain.fields  # only the drawing changes, not the invoice
+        flat = _norm(_pdf_text(d.data)[0])
+        for name, value in d.fields.items():
+            if value is None or name in d.meta["non_salient"]:
+                continue
+            parts = value.split(", ") if ("address" in name or name == "payment_terms") else [value]
+            assert all(_norm(p) in flat for p in parts if p), (family, name, value)
+
+
+def test_meta_grid_puts_captions_in_a_row_above_their_values():
+    checked = 0
+    for i in range(40):
+        d = synth_document(i, seed=31, layout_variety=1.0)
+        value, label = d.fields["document_id"], d.meta["labels"].get("document_id")
+        if "meta_grid" not in d.meta["layout_variants"] or value is None or not label:
+            continue
+        if "document_id" in d.meta["non_salient"] or d.meta["layout_family"] in (
+            "sidebar",
+            "footer_heavy",
+        ):  # these print every caption over its value already
+            continue
+        with pdfplumber.open(io.BytesIO(d.data)) as pdf:
+            words = pdf.pages[0].extract_words()
+        v = next(w for w in words if w["text"] == value.split()[0])
+        same_column = [
+            w for w in words if w["text"] == label.split()[0] and abs(w["x0"] - v["x0"]) < 1
+        ]
+        # the caption starts where its value starts, one row up; nothing labels it on its left
+        assert any(0 < v["top"] - w["top"] < 3 * (v["bottom"] - v["top"]) for w in same_column)
+        assert not any(
+            w["text"] == label.split()[0] and abs(w["top"] - v["top"]) < 1 and w["x0"] < v["x0"]
+            for w in words
+        ), d.doc_id
+        checked += 1
+    assert checked >= 5
+
+
+def test_untitled_customer_has_no_caption_over_the_name():
+    from confidence.datasets.synthetic.locales import LABELS
+
+    captions = sorted({c for cs in LABELS["@bill_to"].values() for c in cs}, key=len)
+
+    def caption_over(data: bytes, name: str) -> str | None:
+        """The caption printed on the name's left edge, right over it (None: no caption)."""
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            words = pdf.pages[0].extract_words()
+        first = name.split()[0]
+        for v in (w for w in words if w["text"] == first):
+            above = [
+                w["text"]
+                for w in words
+                if abs(w["x0"] - v["x0"]) < 1
+                and 0 < v["top"] - w["top"] < 3 * (v["bottom"] - v["top"])
+            ]
+            hit = [c for c in captions if c.split()[0] in above]
+            if hit:
+                return hit[-1]
+        return None
+
+    checked = 0
+    for i in range(40):
+        d = synth_document(i, seed=37, layout_variety=1.0)
+        name = d.fields["customer_name"]
+        if "untitled_customer" not in d.meta["layout_variants"] or not name:
+            continue
+        if "customer_name" in d.meta["non_salient"]:
+            continue
+        caption = caption_over(synth_document(i, seed=37).data, name)
+        if caption is None:  # the family draws no caption there anyway
+            continue
+        assert caption_over(d.data, name) != caption, d.doc_id
+        checked += 1
+    assert checked >= 5
+
+
+def test_cli_layout_variety(tmp_path, capsys):
+    out = tmp_path / "v"
+    assert main(["synth", str(out), "--n", "6", "--seed", "3", "--layout-variety", "1"]) == 0
+    metas = [json.loads(ln)["meta"] for ln in (out / "labels.jsonl").read_text().splitlines()]
+    assert all(m["layout_variants"] for m in metas)
+    assert main(["synth", str(tmp_path / "w"), "--n", "2", "--layout-variety", "1.5"]) == 2
+    assert "layout_variety must be within 0-1" in capsys.readouterr().err
