@@ -38,6 +38,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,7 +76,6 @@ def run(work: Path, models: dict[str, Path | None], cache_dir: str | None) -> di
     from confidence.evaluation.baselines import fill_missing
     from confidence.evaluation.table import build_table
     from confidence.records import load_runs
-    from confidence.routing import decide
 
     engines = {k: ConfidenceEngine.load(v) for k, v in models.items()}
     cache = DocumentCache(cache_dir)
@@ -99,11 +100,24 @@ def run(work: Path, models: dict[str, Path | None], cache_dir: str | None) -> di
             for name, eng in engines.items():
                 conf = eng.predict_confidence(table.rows.X)
                 out[name] = evaluate_scores(table.y, conf)
-                lam, _ = eng.thresholds_.lookup_many(table.rows.fields, table.rows.field_types)
-                acc = decide(conf, lam) == "accept"
+                # the engine's own routing (as ``score`` and ``evaluate`` route: an empty value
+                # whose absence is not certified, or a record with one reading, is reviewed
+                # whatever its confidence: ``score`` passes one-reading documents as ``lone``)
+                lone = set(table.rows.doc_ids) if readings == "hunter_only" else ()
+                scored = eng.score_rows(table.rows, lone=lone, explain=False)
+                acc = np.array([r.decision == "accept" for r in scored])
+                # the bare thresholds on the same rows (what they would accept without that rule)
+                bare = np.array(
+                    [
+                        None not in (r.confidence, r.threshold) and r.confidence >= r.threshold
+                        for r in scored
+                    ]
+                )
                 out[name]["routing"] = {
                     "accepted": float(acc.mean()),
                     "accuracy_of_accepted": float(table.y[acc].mean()) if acc.any() else None,
+                    "above_threshold": float(bare.mean()),
+                    "accuracy_above_threshold": float(table.y[bare].mean()) if bare.any() else None,
                 }
             out["aurc_oracle"] = aurc_oracle(table.y)
             for name in [*engines, "logprob_mean"]:

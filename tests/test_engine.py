@@ -12,7 +12,7 @@ import pytest
 
 from confidence.calibration import auroc
 from confidence.documents.cache import DocumentCache
-from confidence.engine import ConfidenceEngine
+from confidence.engine import ONE_READING, ConfidenceEngine
 from confidence.errors import DatasetError, ModelError
 from confidence.evaluation.baselines import baseline_scores, fill_missing, llm_calls
 from confidence.features.build import FEATURE_NAMES
@@ -450,13 +450,14 @@ def test_shipped_model_scores_one_reading_records_with_the_library_mapper(tmp_pa
     bare = {r.field: r for r in engine.score([record], schema, features=len(FEATURE_NAMES))}
     assert bare["total"].mapper_value is None and LIBRARY_MAPPER_NAME not in bare["total"].llm
     assert "agree_equal" not in bare["total"].features
-    # and with the documents but the library's Mapper turned off
+    # and with the documents but the library's Mapper turned off: still one reading, reviewed
     off = engine.score([record], schema, documents={"inv": doc}, library_mapper=False)
     assert all(r.mapper_value is None for r in off)
+    assert all(r.decision == "review" and r.reasons[0] == ONE_READING for r in off)
+    assert all(ONE_READING not in r.reasons for r in rows)  # the library's Mapper read it
 
 
-def test_one_reading_without_the_page_is_never_accepted():
-    from confidence.engine import ONE_READING
+def test_one_reading_is_never_accepted():
     from confidence.schema import Field, Schema
 
     eng = ConfidenceEngine.load()
