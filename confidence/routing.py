@@ -71,6 +71,7 @@ PHRASES: tuple[tuple[str, str, str], ...] = (
     ("cons_m", "the Mapper's amounts or dates do not add up", "the Mapper's amounts add up"),
     ("cons_shared", "the same value was read for another field", "value read for this field only"),
     ("rd_m_prob", "the layout reader was unsure of its choice", "the layout reader is sure of it"),
+    ("val_valid", "not a well-formed value of its type", "well-formed value of its type"),
     ("lp_h_n_tokens", "unusual value length", "typical value length"),
     ("lp_m_n_tokens", "unusual value length", "typical value length"),
     ("lp_h_", "low token probability", "high token probability"),
@@ -124,6 +125,8 @@ _STATES: dict[tuple[str, float], tuple[str, str]] = {
     ("cons_h", 1.0): ("", "amounts and dates add up"),
     ("cons_shared", 1.0): ("the same value was read for another field", ""),
     ("cons_shared", 0.0): ("", ""),
+    ("val_valid", 0.0): ("not a well-formed value of its type", ""),
+    ("val_valid", 1.0): ("", "well-formed value of its type"),
     ("lay_in_table", 1.0): ("inside a table", ""),
     ("lay_in_table", 0.0): ("", "outside tables"),
 }
@@ -185,6 +188,7 @@ def decide(confidence, thresholds) -> np.ndarray:
     return np.where(ok, ACCEPT, REVIEW).astype(object)
 
 
+MALFORMED = "not a well-formed value of its type (an impossible date, a failed IBAN check)"
 EMPTY_UNCERTIFIED = "empty value: absence is not certified for this field"
 OUT_OF_DOMAIN = "document unlike the calibration documents (novelty p={p:.3g})"
 SHIFTED_BATCH = "batch unlike the calibration documents (shift p={p:.3g})"
@@ -200,6 +204,7 @@ def overrides(
     batch_shift_p: float | None = None,
     batch_shifted: bool = False,
     on_shift: str = "warn",
+    malformed: Sequence[bool] | None = None,
 ) -> list[str | None]:
     """Per row: the reason it must go to review whatever its confidence, or None.
 
@@ -216,6 +221,10 @@ def overrides(
     on_shift : {"warn", "review"}
         ``"review"`` sends out-of-domain documents (all documents when the batch is shifted)
         to review; ``"warn"`` only reports.
+    malformed : sequence of bool, optional
+        Per row, whether the value breaks its type's syntax
+        (:func:`confidence.features.validity.is_valid` is False): such a value is wrong or
+        misread, so it is never accepted.
 
     Examples
     --------
@@ -225,6 +234,8 @@ def overrides(
     >>> overrides(["9.00", "x"], ["total", "id"], novelty_p=[0.001, 0.4],
     ...           out_of_domain=[True, False], on_shift="review")
     ['document unlike the calibration documents (novelty p=0.001)', None]
+    >>> overrides(["44/04/2018"], ["date"], malformed=[True])[0][:26]
+    'not a well-formed value of'
     """
     if on_shift not in ("warn", "review"):
         raise ValueError(f"on_shift={on_shift!r}; valid: 'warn', 'review'")
@@ -234,6 +245,8 @@ def overrides(
         why = None
         if (v is None or not str(v).strip()) and f not in certified:
             why = EMPTY_UNCERTIFIED
+        elif malformed is not None and malformed[i]:
+            why = MALFORMED
         elif on_shift == "review" and out_of_domain is not None and out_of_domain[i]:
             why = OUT_OF_DOMAIN.format(p=novelty_p[i] if novelty_p is not None else float("nan"))
         elif on_shift == "review" and batch_shifted:

@@ -42,6 +42,7 @@ from confidence.features import (
     logprobs,
     ocr,
     reader,
+    validity,
 )
 from confidence.readings import FieldReading, RunRecord, document_status
 from confidence.schema import FIELD_TYPES, Field, Schema
@@ -71,6 +72,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *layout.NAMES,
     *_TYPE_NAMES,
     *reader.NAMES,
+    *validity.NAMES,
 )
 """Every feature, in column order of :func:`feature_matrix`."""
 
@@ -82,7 +84,7 @@ MONOTONE: dict[str, int] = {
             "lp_m_mean", "lp_m_min", "lp_m_first", "lp_m_margin", "lp_m_top1_rate",
             "ocr_h_score", "ocr_h_conf_mean", "ocr_h_conf_min",
             "ocr_m_score", "ocr_m_conf_mean", "ocr_m_conf_min",
-            "ocr_label_conf", "ocr_page_conf_mean",
+            "ocr_label_conf", "ocr_page_conf_mean", "val_valid",
         ),
         1,
     ),
@@ -166,6 +168,7 @@ def _row(
         *layout.values(index, rm, label),
         *_ONE_HOT[ftype],
         *reader.values(mapper),
+        *validity.values(ftype, rv),
     ]
 
 
@@ -320,6 +323,7 @@ _LP = slice(_COL[logprobs.NAMES[0]], _COL[logprobs.NAMES[-1]] + 1)
 _CONS = slice(_COL[consistency.NAMES[0]], _COL[consistency.NAMES[-1]] + 1)
 _CHARS = _COL["ocr_value_chars"]
 _READER = slice(_COL[reader.NAMES[0]], _COL[reader.NAMES[-1]] + 1)
+_VALID = slice(_COL[validity.NAMES[0]], _COL[validity.NAMES[-1]] + 1)
 
 
 def pageless_matrix(rows: list[tuple]) -> np.ndarray:
@@ -338,6 +342,7 @@ def pageless_matrix(rows: list[tuple]) -> np.ndarray:
         X[i, _AGREE] = disagreement.values(f.type, hv, mv, None, None, label)
         X[i, _READER] = reader.values(m)
         rv = mv if _prefer(more) == "mapper" else (hv if hv is not None else mv)
+        X[i, _VALID] = validity.values(f.type, rv)
         if rv is not None:
             X[i, _CHARS] = len(fold(rv))
     # one batched pass over every reading's tokens (Hunter, Mapper interleaved)

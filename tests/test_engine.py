@@ -469,3 +469,30 @@ def test_one_reading_is_never_accepted():
     # a Mapper reading makes the record two-reading: routed on its confidence again
     two = eng.score([{**rec, "mapper": rec["fields"]}], schema)
     assert all(ONE_READING not in r.reasons for r in two)
+
+
+def test_a_malformed_value_is_never_accepted():
+    from confidence.routing import MALFORMED
+    from confidence.schema import Field, Schema
+    from tests.fixtures.engine import lenient
+
+    eng = lenient(ConfidenceEngine.load())
+    eng.thresholds_.global_threshold_ = 0.0  # everything would be accepted on its confidence
+    eng.thresholds_.thresholds_ = dict.fromkeys(eng.thresholds_.thresholds_, 0.0)
+    eng.thresholds_.type_thresholds_ = dict.fromkeys(eng.thresholds_.type_thresholds_, 0.0)
+    schema = Schema("s", (Field("date", "date"), Field("iban", "iban"), Field("total", "amount")))
+    good = {"date": "14/04/2018", "iban": "DE89 3704 0044 0532 0130 00", "total": "9.00"}
+    bad = {"date": "44/04/2018", "iban": "DE89 3704 0044 0532 0130 07", "total": "9.00"}
+    rows = eng.score(
+        [
+            {"doc_id": "good", "fields": good, "mapper": good},
+            {"doc_id": "bad", "fields": bad, "mapper": bad},
+        ],
+        schema,
+    )
+    by = {(r.doc_id, r.field): r for r in rows}
+    assert all(by["good", f].decision == "accept" for f in good)
+    for f in ("date", "iban"):
+        assert by["bad", f].decision == "review" and by["bad", f].reasons[0] == MALFORMED
+        assert by["bad", f].features["val_valid"] == 0.0 if by["bad", f].features else True
+    assert by["bad", "total"].decision == "accept"  # a well-formed value keeps its route

@@ -1,0 +1,100 @@
+"""Value well-formedness per field type (``val_valid``): hand cases, parser properties, rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from confidence.features.validity import NAMES, is_valid, values
+from confidence.readings import FieldReading
+from confidence.schema import Field
+
+
+def _iban(country: str, bban: str) -> str:
+    """A valid IBAN for ``bban`` (ISO 13616 check digits computed here)."""
+    digits = "".join(str(int(ch, 36)) for ch in bban + country + "00")
+    return f"{country}{98 - int(digits) % 97:02d}{bban}"
+
+
+def test_hand_cases_per_type():
+    cases = {
+        ("date", "14/04/2018"): True,
+        ("date", "44/04/2018"): False,  # an OCR slip: day 44
+        ("date", "24/16/2617"): False,
+        ("date", "64-05-2013"): False,
+        ("date", "2018-04-14"): True,
+        ("date", "05.22.95"): True,  # only month-first is a date
+        ("date", "27 March, 2018"): True,
+        ("date", "no date"): False,
+        ("amount", "1.234,56"): True,
+        ("amount", "RM7.70"): True,
+        ("amount", "ABC"): False,
+        ("percent", "19"): True,
+        ("percent", "5,5"): True,
+        ("percent", "190"): False,
+        ("currency", "EUR"): True,
+        ("currency", "€"): True,
+        ("email", "info@acme.de"): True,
+        ("email", "info acme.de"): False,
+        ("iban", "DE89 3704 0044 0532 0130 00"): True,
+        ("iban", "DE89 3704 0044 0532 0130 07"): False,
+        ("iban", "GB82 WEST 1234 5698 7654 32"): True,
+        ("text", "ACME"): None,
+        ("id", "INV-7"): None,
+        ("address", "1 Main St"): None,
+        ("date", None): None,
+        ("amount", "  "): None,
+    }
+    for (ftype, value), want in cases.items():
+        assert is_valid(ftype, value) is want, (ftype, value)
+    assert NAMES == ("val_valid",)
+    assert values("date", "44/04/2018") == [0.0] and values("iban", "DE89370400440532013000") == [
+        1.0
+    ]
+    assert math.isnan(values("text", "x")[0])
+
+
+@given(st.dates(dt.date(1900, 1, 1), dt.date(2100, 12, 31)))
+def test_every_real_date_is_valid_in_the_usual_layouts(d):
+    for fmt in ("%d/%m/%Y", "%Y-%m-%d", "%d.%m.%y", "%m/%d/%Y", "%d-%m-%Y"):
+        assert is_valid("date", d.strftime(fmt)), d.strftime(fmt)
+
+
+@given(st.integers(32, 99), st.integers(13, 99), st.integers(1900, 2100))
+def test_a_day_and_a_month_out_of_range_is_never_a_date(day, month, year):
+    assert is_valid("date", f"{day:02d}/{month:02d}/{year}") is False
+    assert is_valid("date", f"{year}-{month:02d}-{day:02d}") is False
+
+
+@given(
+    st.sampled_from(("DE", "FR", "GB", "NL")),
+    st.text("0123456789", min_size=18, max_size=18),
+    st.integers(4, 21),
+    st.integers(1, 9),
+)
+def test_iban_check_digits_catch_every_single_digit_error(country, bban, pos, delta):
+    iban = _iban(country, bban)
+    assert is_valid("iban", iban)
+    wrong = iban[:pos] + str((int(iban[pos]) + delta) % 10) + iban[pos + 1 :]
+    assert is_valid("iban", wrong) is False
+
+
+def test_feature_rows_carry_it_with_and_without_the_page():
+    from confidence.features.build import FEATURE_NAMES, feature_matrix, pageless_matrix
+    from tests.features.test_features import make_doc
+
+    col = FEATURE_NAMES.index("val_valid")
+    doc = make_doc()
+    f_date, f_name = Field("date", "date"), Field("name", "text")
+    rows = [
+        (f_date, doc, FieldReading("44/04/2018"), FieldReading("14/04/2018")),  # Hunter reported
+        (f_date, doc, FieldReading("44/04/2018"), FieldReading("14/04/2018"), "mapper"),
+        (f_name, doc, FieldReading("ACME"), None),
+        (f_date, doc, None, None),
+    ]
+    for X in (feature_matrix(rows), pageless_matrix(rows)):
+        got = X[:, col]
+        assert got[:2].tolist() == [0.0, 1.0] and math.isnan(got[2]) and math.isnan(got[3])
