@@ -73,7 +73,6 @@ from confidence.features.build import (
     document_mask,
     record_rows,
 )
-from confidence.features.validity import is_valid
 from confidence.fusion import FusionClassifier
 from confidence.readings import CallResult, FieldReading, RunRecord
 from confidence.records import align_documents, as_call_result, as_run_record
@@ -101,6 +100,7 @@ def _llm_of(record: RunRecord) -> str:
     return "+".join(sorted(models))
 
 
+_VALID = FEATURE_NAMES.index("val_valid")
 UNCERTIFIED = "no threshold certified for this field: always reviewed"
 ONE_READING = (
     "one reading: the thresholds are not certified for records without a second reading "
@@ -521,9 +521,7 @@ class ConfidenceEngine(BaseEstimator):
             batch_shift_p=batch_p,
             batch_shifted=shifted,
             on_shift=on_shift,
-            malformed=[
-                is_valid(t, v) is False for t, v in zip(rows.field_types, rows.values, strict=True)
-            ],
+            malformed=(rows.X[:, _VALID] == 0.0).tolist(),  # val_valid: breaks its type's syntax
         )
         lone = set(lone)
         why: list[list[str]] = [[] for _ in range(n)]
