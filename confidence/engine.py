@@ -74,6 +74,7 @@ from confidence.features.build import (
     record_rows,
 )
 from confidence.fusion import FusionClassifier
+from confidence.gcpause import paused_gc
 from confidence.readings import CallResult, FieldReading, RunRecord
 from confidence.records import align_documents, as_call_result, as_run_record
 from confidence.routing import decide, guard_instructions, overrides, reasons, straight_through
@@ -478,6 +479,7 @@ class ConfidenceEngine(BaseEstimator):
         audit_seed: int = 0,
         batch: tuple[float | None, bool] | None = None,
         lone: Iterable[str] = (),
+        llm: Mapping[str, str] | None = None,
     ) -> list[FieldScore]:
         """Score, route and explain prepared :class:`~confidence.features.build.RecordRows`.
 
@@ -491,7 +493,8 @@ class ConfidenceEngine(BaseEstimator):
         ``batch=(batch_shift_p, shifted)`` is the batch verdict to use instead of the one of
         these rows (a distributed job scores a slice of the batch: :mod:`confidence.ray`);
         nothing is warned then. ``lone`` names documents scored with one reading (no Mapper):
-        their fields go to review (:data:`ONE_READING`) whatever their confidence.
+        their fields go to review (:data:`ONE_READING`) whatever their confidence. ``llm`` maps
+        doc_id -> the ``llm`` fingerprint of its rows ("" when absent).
         """
         check_is_fitted(self, "fusion_")
         audit_rate = check_audit_rate(audit_rate)
@@ -547,6 +550,7 @@ class ConfidenceEngine(BaseEstimator):
             dec[i] = "review"
             why[i] = [AUDIT_REASON, *why[i]]
         prints = self.fingerprints()
+        llm = llm or {}
         top = [(n, FEATURE_NAMES.index(n)) for n in self.top_features(features)] if features else []
         if dom is not None and dom.pooled_documents and self.domain_.schemas_:
             warnings.warn(
@@ -585,6 +589,7 @@ class ConfidenceEngine(BaseEstimator):
                 features={n: float(rows.X[i, j]) for n, j in top if np.isfinite(rows.X[i, j])}
                 if top
                 else None,
+                llm=llm.get(rows.doc_ids[i], ""),
                 **prints,
             )
             for i in range(n)
@@ -633,29 +638,30 @@ class ConfidenceEngine(BaseEstimator):
         >>> row.field, row.decision, row.reasons[0][:30]
         ('total', 'review', 'one reading: the thresholds ar')
         """
-        recs = [as_run_record(r) for r in records]
-        docs = align_documents(recs, documents)
-        if library_mapper and docs:
-            recs = add_library_mapper(recs, schema, docs)
-        groups = self.groups_of([r.doc_id for r in recs], docs, meta)
-        rows = record_rows(recs, schema, docs)
-        # one reading (no page, or library_mapper=False): the thresholds, certified on two
-        # readings, were measured to hold below their target on such rows (with the page, the
-        # invoice fields above them were 91.5 % right at a 95 % target; benchmarks/results/byo.json)
-        lone = {r.doc_id for r in recs if r.mapper is None}
-        scores = self.score_rows(
-            rows,
-            lone=lone,
-            explain=explain,
-            groups=groups,
-            on_shift=on_shift,
-            features=features,
-            audit_rate=audit_rate,
-            audit_seed=audit_seed,
-            batch=batch,
-        )
-        llm = {r.doc_id: _llm_of(r) for r in recs}
-        return [replace(s, llm=llm.get(s.doc_id, "")) for s in scores]
+        with paused_gc():  # many small acyclic objects: see confidence.gcpause
+            recs = [as_run_record(r) for r in records]
+            docs = align_documents(recs, documents)
+            if library_mapper and docs:
+                recs = add_library_mapper(recs, schema, docs)
+            groups = self.groups_of([r.doc_id for r in recs], docs, meta)
+            rows = record_rows(recs, schema, docs)
+            # one reading (no page, or library_mapper=False): the thresholds, certified on two
+            # readings, were measured to hold below their target on such rows (with the page,
+            # the invoice fields above them were 91.5 % right at a 95 % target;
+            # benchmarks/results/byo.json)
+            lone = {r.doc_id for r in recs if r.mapper is None}
+            return self.score_rows(
+                rows,
+                lone=lone,
+                explain=explain,
+                groups=groups,
+                on_shift=on_shift,
+                features=features,
+                audit_rate=audit_rate,
+                audit_seed=audit_seed,
+                batch=batch,
+                llm={r.doc_id: _llm_of(r) for r in recs},
+            )
 
     def groups_of(
         self,

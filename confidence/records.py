@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from confidence.errors import DatasetError
+from confidence.gcpause import paused_gc
 from confidence.llm.base import TokenLogprob
 from confidence.readings import CallResult, FieldReading, RunRecord, document_status
 from confidence.types import Document
@@ -278,7 +279,7 @@ def read_runs(path: str | Path) -> Iterator[RunRecord]:
     except OSError as e:
         raise DatasetError(f"{p}: cannot read runs file ({e})") from None
     kept: dict[str, tuple[int, RunRecord]] = {}
-    with fh:
+    with fh, paused_gc():  # millions of acyclic token objects: see confidence.gcpause
         i = 0
         try:
             for i, line in enumerate(fh, 1):

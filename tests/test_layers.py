@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
         "confidence.types",
         "confidence.schema",
         "confidence.jsonsafe",
+        "confidence.gcpause",
         "confidence.persistence",
     ),
     ("confidence.documents",),

@@ -252,12 +252,14 @@ class _Scorer:
             return RunRecord(r["doc_id"], None, None, status="error", error=f"runs line: {e}")
 
     def __call__(self, batch):
+        from confidence.gcpause import paused_gc
         from confidence.routing import straight_through
         from confidence.types import Document
 
         rows = _rows(batch)
         opts = self.options
-        records = [self._record(r) for r in rows]
+        with paused_gc():  # the parsed runs lines: see confidence.gcpause
+            records = [self._record(r) for r in rows]
         docs = {
             r["doc_id"]: Document.from_dict(json.loads(r["document"]))
             for r in rows
