@@ -14,8 +14,10 @@ Usage::
    and a quarter of it (goal: flat in the number of fields, the rows are streamed).
 2. OCR ingestion of ``--pages`` synthetic scans (``extractconf synth --scan-ratio 1.0``), no
    cache: the Ray ``ingest`` stage on 1 and on 2 CPUs (goal >= 1.7x) and ``load_many(n_jobs=2)``,
-   the process pool of ``--n-jobs 2`` (goal: Ray within 1.15x of it). Ray's start-up is timed
-   apart.
+   the process pool of ``--n-jobs 2`` (goal: Ray within 1.15x of it), each ``--repeat`` times
+   (interleaved; the fastest kept, every time recorded). Ray's start-up is timed apart. The
+   documents go in blocks as ``extractconf score --engine ray`` makes them
+   (:func:`confidence.ray.pipeline.ingest_block`).
 
 All numbers come from one run on the same machine; it is shared, so the load average before
 and after each measurement is recorded with it. Writes ``benchmarks/results/ray.json``.
@@ -167,14 +169,17 @@ def ingest_child(mode: str, paths: list[str]) -> None:
 
         start = time.perf_counter() - t0
         t0 = time.perf_counter()
+        from confidence.ray.pipeline import _items_ds, ingest_block
+
         items = [{"doc_id": Path(p).stem, "path": p} for p in paths]
-        ds = ingest(ray.data.from_items(items, override_num_blocks=len(items)), use_cache=False)
+        cpus = int(mode[-1])  # blocks as `extractconf score --engine ray` makes them
+        ds = ingest(_items_ds(ray, items, ingest_block(len(items), cpus), cpus), use_cache=False)
         ok = sum(r["error"] is None for r in ds.select_columns(["error"]).iter_rows())
         ray.shutdown()
     print("RESULT " + json.dumps({"ok": ok, "seconds": time.perf_counter() - t0, "start_s": start}))
 
 
-def bench_ingest(tmp: Path, n_pages: int) -> dict:
+def bench_ingest(tmp: Path, n_pages: int, repeat: int = 1) -> dict:
     ds = tmp / "scans"
     subprocess.run(
         [sys.executable, "-m", "confidence.cli", "synth", str(ds), "--n", str(n_pages),
@@ -185,18 +190,25 @@ def bench_ingest(tmp: Path, n_pages: int) -> dict:
     import pypdfium2 as pdfium
 
     pages = sum(len(pdfium.PdfDocument(p)) if p.endswith(".pdf") else 1 for p in paths)
-    res: dict = {"n_files": len(paths), "n_pages": pages}
-    for mode in ("ray1", "ray2", "pool2"):
-        load0 = _load()
-        proc = subprocess.run(
-            [sys.executable, __file__, "--ingest-child", mode, *paths],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
-        if not line:
-            raise SystemExit(f"ingest child failed:\n{proc.stderr[-4000:]}")
-        res[mode] = {**json.loads(line[-1][7:]), "load_before": load0, "load_after": _load()}
-        print(f"  ingest {mode}: {res[mode]['seconds']:.1f}s ({res[mode]['ok']} ok)", flush=True)
+    res: dict = {"n_files": len(paths), "n_pages": pages, "repeat": repeat}
+    tries: dict[str, list[dict]] = {}
+    for _ in range(repeat):  # interleaved, so a busy spell of the shared machine hits every mode
+        for mode in ("ray1", "ray2", "pool2"):
+            load0 = _load()
+            proc = subprocess.run(
+                [sys.executable, __file__, "--ingest-child", mode, *paths],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+            if not line:
+                raise SystemExit(f"ingest child failed:\n{proc.stderr[-4000:]}")
+            got = {**json.loads(line[-1][7:]), "load_before": load0, "load_after": _load()}
+            tries.setdefault(mode, []).append(got)
+            print(f"  ingest {mode}: {got['seconds']:.1f}s ({got['ok']} ok)", flush=True)
+    for mode, runs in tries.items():
+        # the fastest of the repetitions (as timeit): other tenants only ever slow a run down
+        res[mode] = {**min(runs, key=lambda r: r["seconds"]), "all_seconds": [
+            round(r["seconds"], 2) for r in runs]}  # fmt: skip
     res["ray_2cpu_vs_1cpu"] = round(res["ray1"]["seconds"] / res["ray2"]["seconds"], 3)
     res["ray_2cpu_vs_pool2"] = round(res["ray2"]["seconds"] / res["pool2"]["seconds"], 3)
     return res
@@ -206,6 +218,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--fields", type=int, default=1_000_000)
     p.add_argument("--pages", type=int, default=40)
+    p.add_argument(
+        "--repeat", type=int, default=2, help="ingestion: each mode K times, the fastest kept"
+    )
     p.add_argument(
         "--skip",
         choices=("scoring", "ingest"),
@@ -226,7 +241,7 @@ def main() -> None:
     res["machine"]["ray"] = ray.__version__
     with tempfile.TemporaryDirectory() as tmp:
         if args.skip != "ingest":
-            res["ingest"] = bench_ingest(Path(tmp), args.pages)
+            res["ingest"] = bench_ingest(Path(tmp), args.pages, args.repeat)
             _write(res, args.out)  # each part is kept as soon as it is measured
         if args.skip != "scoring":
             res["scoring"] = {"sizes": {}}
