@@ -9,9 +9,10 @@ Usage::
    until ``--fields`` fields, in a dataset folder of labels without files. What the
    single-process ``extractconf score`` does (``load_runs``, ``ConfidenceEngine.score``,
    ``write_rows``) and what ``--engine ray --num-cpus 2`` does (``confidence.ray.score_runs``)
-   run the same job in fresh processes;
-   reported: wall time, throughput ratio (goal >= 1.7x) and the driver's peak RSS at ``--fields``
-   and a quarter of it (goal: flat in the number of fields, the rows are streamed).
+   run the same job in fresh processes, ``--score-repeat`` times interleaved at ``--fields``;
+   reported: wall time, throughput ratio of the median pair (goal >= 1.7x) and the driver's
+   peak RSS at ``--fields`` and a quarter of it (goal: flat in the number of fields, the rows
+   are streamed).
 2. OCR ingestion of ``--pages`` synthetic scans (``extractconf synth --scan-ratio 1.0``), no
    cache: the Ray ``ingest`` stage on 1 and on 2 CPUs (goal >= 1.7x) and ``load_many(n_jobs=2)``,
    the process pool of ``--n-jobs 2`` (goal: Ray within 1.15x of it), each ``--repeat`` times
@@ -123,33 +124,61 @@ def run_child(args: list[str]) -> dict:
 
 
 def bench_scoring(
-    tmp: Path, n_fields: int, res: dict | None = None, save=None, only_full: bool = False
+    tmp: Path,
+    n_fields: int,
+    res: dict | None = None,
+    save=None,
+    only_full: bool = False,
+    repeat: int = 1,
 ) -> dict:
+    """Score ``n_fields // 4`` (once) and ``n_fields`` (``repeat`` times, interleaved: single,
+    Ray, single, Ray, ...) fields. The ratio of each pair is recorded; the reported
+    ``throughput_ratio`` is the median pair's, ``fastest_ratio`` that of the fastest times."""
     res = res if res is not None else {"sizes": {}}
+    n_per = len(json.loads(SCHEMA.read_text())["fields"])
     for size in (n_fields,) if only_full else (n_fields // 4, n_fields):
         ds, runs, n_docs = make_runs_dataset(tmp / f"s{size}", size)
-        single = run_child(["single", str(ds), str(runs), str(tmp / f"single{size}.jsonl")])
-        ray = run_child(["ray2", str(ds), str(runs), str(tmp / f"ray{size}")])
-        n = n_docs * len(json.loads(SCHEMA.read_text())["fields"])
+        n = n_docs * n_per
+        pairs = []
+        for k in range(repeat if size == n_fields else 1):
+            single = run_child(["single", str(ds), str(runs), str(tmp / f"single{size}-{k}.jsonl")])
+            ray = run_child(["ray2", str(ds), str(runs), str(tmp / f"ray{size}-{k}")])
+            pairs.append({"single": single, "ray_2cpu": ray,
+                          "ratio": round(single["seconds"] / ray["seconds"], 3)})  # fmt: skip
+            (tmp / f"single{size}-{k}.jsonl").unlink(missing_ok=True)
+            print(
+                f"  scoring {n:>8} fields: single {single['seconds']:7.1f}s "
+                f"({single['driver_rss_mb']:.0f} MB)  ray {ray['seconds']:7.1f}s "
+                f"({ray['driver_rss_mb']:.0f} MB driver)  ratio {pairs[-1]['ratio']:.2f}x",
+                flush=True,
+            )
+        mid = sorted(pairs, key=lambda q: q["ratio"])[(len(pairs) - 1) // 2]
+        fast_single = min(q["single"]["seconds"] for q in pairs)
+        fast_ray = min(q["ray_2cpu"]["seconds"] for q in pairs)
         row = {
             "n_docs": n_docs,
             "n_fields": n,
-            "single": single,
-            "ray_2cpu": ray,
-            "single_fields_per_s": round(n / single["seconds"], 1),
-            "ray_fields_per_s": round(n / ray["seconds"], 1),
-            "throughput_ratio": round(single["seconds"] / ray["seconds"], 3),
+            "single": mid["single"],
+            "ray_2cpu": mid["ray_2cpu"],
+            "single_fields_per_s": round(n / mid["single"]["seconds"], 1),
+            "ray_fields_per_s": round(n / mid["ray_2cpu"]["seconds"], 1),
+            "throughput_ratio": mid["ratio"],
+            "fastest_ratio": round(fast_single / fast_ray, 3),
+            "pair_ratios": [q["ratio"] for q in pairs],
+            "pairs": [
+                {
+                    "single_s": round(q["single"]["seconds"], 1),
+                    "ray_s": round(q["ray_2cpu"]["seconds"], 1),
+                    "load_before": [q["single"]["load_before"], q["ray_2cpu"]["load_before"]],
+                }
+                for q in pairs
+            ],
+            "max_driver_rss_mb": max(q["ray_2cpu"]["driver_rss_mb"] for q in pairs),
         }
         row["load_avg"] = os.getloadavg()[0]
         res["sizes"][str(n)] = row
         if save is not None:  # each size is kept as soon as it is measured
             save()
-        print(
-            f"  scoring {n:>8} fields: single {single['seconds']:7.1f}s "
-            f"({single['driver_rss_mb']:.0f} MB)  ray {ray['seconds']:7.1f}s "
-            f"({ray['driver_rss_mb']:.0f} MB driver)  ratio {row['throughput_ratio']:.2f}x",
-            flush=True,
-        )
     return res
 
 
@@ -222,6 +251,12 @@ def main() -> None:
         "--repeat", type=int, default=2, help="ingestion: each mode K times, the fastest kept"
     )
     p.add_argument(
+        "--score-repeat",
+        type=int,
+        default=3,
+        help="scoring --fields: K interleaved pairs (single, Ray), the median pair reported",
+    )
+    p.add_argument(
         "--skip",
         choices=("scoring", "ingest"),
         default=None,
@@ -247,7 +282,7 @@ def main() -> None:
             res["scoring"] = {"sizes": {}}
             bench_scoring(
                 Path(tmp), args.fields, res["scoring"], lambda: _write(res, args.out),
-                only_full=args.only_full,
+                only_full=args.only_full, repeat=args.score_repeat,
             )  # fmt: skip
     _write(res, args.out)
     print(json.dumps({k: v for k, v in res.items() if k.startswith("summary")}, indent=2))
@@ -258,6 +293,8 @@ def _write(res: dict, out: str) -> None:
         sizes = list(res["scoring"]["sizes"].values())
         res["summary_scoring"] = {
             "throughput_ratio": sizes[-1]["throughput_ratio"],
+            "pair_ratios": sizes[-1].get("pair_ratios"),
+            "fastest_ratio": sizes[-1].get("fastest_ratio"),
             "goal_ratio": 1.7,
             "driver_rss_mb": {s["n_fields"]: s["ray_2cpu"]["driver_rss_mb"] for s in sizes},
             "single_rss_mb": {s["n_fields"]: s["single"]["driver_rss_mb"] for s in sizes},
