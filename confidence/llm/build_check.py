@@ -87,6 +87,8 @@ def _probe(model_path: str | Path, timeout: float) -> str | None:
         )
     except subprocess.TimeoutExpired:
         return None  # slow, not crashed: let the real call run (and its own deadline apply)
+    except OSError:
+        return None  # no child can be started here (no interpreter to run): not a verdict
     if proc.returncode >= 0:
         return None  # exited: ran, or failed with a Python error the real call reports itself
     try:

@@ -52,6 +52,11 @@ def test_child_that_runs_or_fails_in_python_passes(monkeypatch):
     build_check.check_build(fake, "b.gguf")  # a Python error: the real call reports it
 
 
+def test_no_child_can_start_is_no_verdict(monkeypatch):
+    monkeypatch.setattr(build_check.sys, "executable", "/nonexistent/python")
+    build_check.check_build(_FakeLlama(b"AMX_INT8 = 1"), "m.gguf")
+
+
 @pytest.mark.llm
 def test_local_client_refuses_a_crashing_build(monkeypatch):
     """Through the user's call: ``LocalLlamaClient.chat`` raises instead of crashing."""
