@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_ray.py [--fields 1000000] [--pages 40]
+    .venv/bin/python benchmarks/bench_ray.py [--fields 1000000] [--pages 200,40]
 
 1. Scoring recorded runs (``--no-documents --no-reasons``): the committed runs
    ``scripts/default_runs.jsonl.xz`` (600 invoices, 21 fields each) are repeated under new doc_ids
@@ -13,7 +13,8 @@ Usage::
    reported: wall time, throughput ratio of the median pair (goal >= 1.7x) and the driver's
    peak RSS at ``--fields`` and a quarter of it (goal: flat in the number of fields, the rows
    are streamed).
-2. OCR ingestion of ``--pages`` synthetic scans (``extractconf synth --scan-ratio 1.0``), no
+2. OCR ingestion of ``--pages`` synthetic scans (``extractconf synth --scan-ratio 1.0``; the
+   first size is the goal's measurement, ``ingest``; each other size N is ``ingest_N_files``), no
    cache: the Ray ``ingest`` stage on 1 and on 2 CPUs (goal >= 1.7x) and ``load_many(n_jobs=2)``,
    the process pool of ``--n-jobs 2`` (goal: Ray within 1.15x of it), each ``--repeat`` times
    (interleaved; the fastest kept, every time recorded). Ray's start-up is timed apart. The
@@ -209,7 +210,7 @@ def ingest_child(mode: str, paths: list[str]) -> None:
 
 
 def bench_ingest(tmp: Path, n_pages: int, repeat: int = 1) -> dict:
-    ds = tmp / "scans"
+    ds = tmp / f"scans{n_pages}"
     subprocess.run(
         [sys.executable, "-m", "confidence.cli", "synth", str(ds), "--n", str(n_pages),
          "--seed", "11", "--scan-ratio", "1.0", "--quiet"],
@@ -246,7 +247,11 @@ def bench_ingest(tmp: Path, n_pages: int, repeat: int = 1) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--fields", type=int, default=1_000_000)
-    p.add_argument("--pages", type=int, default=40)
+    p.add_argument(
+        "--pages",
+        default="200,40",
+        help="ingestion: scans per measurement, comma-separated; the first is the goal's",
+    )
     p.add_argument(
         "--repeat", type=int, default=2, help="ingestion: each mode K times, the fastest kept"
     )
@@ -276,8 +281,10 @@ def main() -> None:
     res["machine"]["ray"] = ray.__version__
     with tempfile.TemporaryDirectory() as tmp:
         if args.skip != "ingest":
-            res["ingest"] = bench_ingest(Path(tmp), args.pages, args.repeat)
-            _write(res, args.out)  # each part is kept as soon as it is measured
+            for k, n in enumerate(int(x) for x in str(args.pages).split(",")):
+                key = "ingest" if k == 0 else f"ingest_{n}_files"
+                res[key] = bench_ingest(Path(tmp), n, args.repeat)
+                _write(res, args.out)  # each part is kept as soon as it is measured
         if args.skip != "scoring":
             res["scoring"] = {"sizes": {}}
             bench_scoring(
@@ -299,12 +306,26 @@ def _write(res: dict, out: str) -> None:
             "driver_rss_mb": {s["n_fields"]: s["ray_2cpu"]["driver_rss_mb"] for s in sizes},
             "single_rss_mb": {s["n_fields"]: s["single"]["driver_rss_mb"] for s in sizes},
         }
-    if "ingest" in res:
-        res["summary_ingest"] = {
-            "ray_2cpu_vs_1cpu": res["ingest"]["ray_2cpu_vs_1cpu"],
+    for key in [k for k in res if k == "ingest" or k.startswith("ingest_")]:
+        got = res[key]
+        secs = {
+            m: got[m].get("all_seconds", [got[m]["seconds"]]) for m in ("ray1", "ray2", "pool2")
+        }
+        res["summary_" + key] = {
+            "n_files": got["n_files"],
+            "n_pages": got["n_pages"],
+            "ray_2cpu_vs_1cpu": got["ray_2cpu_vs_1cpu"],
             "goal_speedup": 1.7,
-            "ray_2cpu_vs_pool2": res["ingest"]["ray_2cpu_vs_pool2"],
+            "ray_2cpu_vs_pool2": got["ray_2cpu_vs_pool2"],
             "goal_overhead": 1.15,
+            "per_repetition": {  # the ratios of each interleaved repetition alone
+                "ray_2cpu_vs_1cpu": [
+                    round(a / b, 3) for a, b in zip(secs["ray1"], secs["ray2"], strict=False)
+                ],
+                "ray_2cpu_vs_pool2": [
+                    round(a / b, 3) for a, b in zip(secs["ray2"], secs["pool2"], strict=False)
+                ],
+            },
         }
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(json.dumps(res, indent=2) + "\n")
