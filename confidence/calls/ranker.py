@@ -183,9 +183,15 @@ class CandidateRanker(BaseEstimator):
         return self
 
     def predict(self, X) -> np.ndarray:
-        """Ranking scores of candidate rows (higher = better within a group)."""
+        """Ranking scores of candidate rows (higher = better within a group).
+
+        ``X`` has the ranker's own columns, or all of today's :data:`FEATURES` when the ranker was
+        trained on an earlier subset of them (its columns are picked by name).
+        """
         check_is_fitted(self, "booster_")
         X = np.asarray(X, dtype=float)
+        if X.ndim == 2 and X.shape[1] == len(FEATURES) != self.n_features_in_:
+            X = X[:, self._columns()]
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has shape {X.shape}; the ranker expects {self.n_features_in_}")
         return self.booster_.predict(X)
@@ -269,6 +275,16 @@ class CandidateRanker(BaseEstimator):
             for name, cands in self.rank(lines, schema).items()
         }
 
+    def _columns(self) -> list[int]:
+        """Indices in :data:`FEATURES` of the features this ranker was trained on."""
+        cols = self.__dict__.get("_cols")
+        if cols is None:
+            missing = [n for n in self.feature_names_ if n not in FEATURES]
+            if missing:
+                raise ValueError(f"the ranker uses features this extractconf lacks: {missing}")
+            cols = self.__dict__["_cols"] = [FEATURES.index(n) for n in self.feature_names_]
+        return cols
+
     # ---------------------------------------------------------------- persistence
     def to_dict(self) -> dict[str, Any]:
         """Fitted state for :mod:`confidence.persistence` (booster as LightGBM text)."""
@@ -306,10 +322,11 @@ class CandidateRanker(BaseEstimator):
     def load(cls, directory: str | Path) -> CandidateRanker:
         """Read a saved ranker folder; :class:`ModelError` for a corrupt or changed file."""
         r = persistence.load(directory, expect=cls)
-        if r.feature_names_ != list(FEATURES):
+        missing = [n for n in r.feature_names_ if n not in FEATURES]
+        if missing:  # an earlier subset of today's features is fine: predict picks its columns
             raise ModelError(
-                f"{directory}: the ranker was trained on other features than this extractconf "
-                "computes; retrain it with scripts/train_ranker.py"
+                f"{directory}: the ranker was trained on features this extractconf does not "
+                f"compute ({', '.join(missing[:5])}); retrain it with scripts/train_ranker.py"
             )
         return r
 

@@ -123,6 +123,13 @@ FEATURES: tuple[str, ...] = (
     "below_address",
     "above_address",
     "col_segments",
+    "block_pos",
+    "block_len",
+    "block_address_below",
+    "gap_above_rel",
+    "span_lines",
+    "after_span_address",
+    "before_span_address",
 )
 
 
@@ -183,6 +190,7 @@ class PageContext:
     pairs: list
     mapper: dict[str, tuple[str, int]]
     fields: dict[str, _FieldText]
+    blocks: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
     _memo: dict[str, dict[str, tuple[float, ...]]] = field(default_factory=dict)
 
     @classmethod
@@ -223,6 +231,7 @@ class PageContext:
                 if r.value and r.line is not None
             },
             {f.name: _FieldText.of(f) for f in schema},
+            _blocks(lines, above, max(median(heights), 1e-4)),
         )
 
     def label_scores(self, label: str) -> dict[str, tuple[float, ...]]:
@@ -257,6 +266,65 @@ def _amt(text: str) -> float:
 
 def _overlap(a: Line, b: Line) -> bool:
     return min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0]) > 0
+
+
+def _blocks(
+    lines: list[Line], above: dict[int, int], med_height: float
+) -> dict[int, tuple[int, list[int]]]:
+    """Text blocks: lines stacked in one column with at most about a line of space between them
+    (an address window, a letterhead, a label over its value).
+
+    Maps each line index to ``(position in its block, the block's line indices top down)``.
+    """
+    by_index = {ln.index: ln for ln in lines}
+    up: dict[int, int] = {}
+    for i, a in above.items():
+        if by_index[i].bbox[1] - by_index[a].bbox[3] <= 1.2 * med_height:
+            up[i] = a
+    down: dict[int, int] = {}
+    for i, a in sorted(up.items(), key=lambda kv: by_index[kv[0]].bbox[1]):
+        down.setdefault(a, i)  # the nearest line below continues the block
+    out: dict[int, tuple[int, list[int]]] = {}
+    for ln in lines:
+        if ln.index in out or (ln.index in up and down.get(up[ln.index]) == ln.index):
+            continue  # not a block head
+        chain, cur = [ln.index], ln.index
+        while cur in down and down[cur] not in chain and len(chain) < 40:
+            cur = down[cur]
+            chain.append(cur)
+        for k, i in enumerate(chain):
+            out.setdefault(i, (k, chain))
+    return out
+
+
+def _block_features(ctx: PageContext, ln: Line) -> list[float]:
+    """Position in the line's block, block length, the most address-like of the (up to four)
+    lines under it in the block, and the space above it in its column (in line heights)."""
+    pos, chain = ctx.blocks.get(ln.index, (0, [ln.index]))
+    after = chain[pos + 1 : pos + 5]
+    addr = max((_address_likeness(ctx.by_index[i].text) for i in after), default=math.nan)
+    ab = ctx.above.get(ln.index)
+    gap = (ln.bbox[1] - ctx.by_index[ab].bbox[3]) / ctx.med_height if ab is not None else math.nan
+    return [float(pos), float(len(chain)), addr, min(gap, 50.0) if gap == gap else gap]
+
+
+def _span_features(ctx: PageContext, ln: Line, value: str) -> list[float]:
+    """How many lines (in reading order, from the candidate's line) the value spans, and how
+    address-like the line after and the line before that span are: a postcode line right after
+    an address candidate says it stops too early, a street line before it that it starts late."""
+    folded = fold_text(value)
+    k = ln.index
+    while k + 1 in ctx.by_index and fold_text(ctx.by_index[k + 1].text).strip() in folded:
+        if not ctx.by_index[k + 1].text.strip():
+            break
+        k += 1
+    after = ctx.by_index.get(k + 1)
+    before = ctx.by_index.get(ln.index - 1)
+    return [
+        float(k - ln.index + 1),
+        _address_likeness(after.text) if after is not None else math.nan,
+        _address_likeness(before.text) if before is not None else math.nan,
+    ]
 
 
 def _columns(lines: list[Line]) -> tuple[dict[int, int], dict[int, int]]:
@@ -447,6 +515,8 @@ def pool_features(ctx: PageContext, f: Field, pool: list[Pooled]) -> np.ndarray:
                 _address_likeness(ctx.by_index[below].text) if below is not None else math.nan,
                 _address_likeness(ctx.by_index[ab].text) if ab is not None else math.nan,
                 float(col_above[1]),
+                *_block_features(ctx, ln),
+                *_span_features(ctx, ln, v),
             ]
         )
     width = len(FEATURES)
