@@ -384,3 +384,20 @@ def test_pdfium_is_used_by_one_thread_at_a_time(invoice_pdf):
     assert len(docs) == 4
     assert all([w.text for w in d.pages[0].words] == [w.text for w in out[0].pages[0].words]
                for d in docs)  # fmt: skip
+
+
+def test_a_false_skew_estimate_is_dropped_when_the_straightened_page_reads_nothing(tmp_path):
+    # Synthetic invoice 172 of seed 7 (a scan with a shaded sidebar, 1.5 degrees of real
+    # rotation): the skew estimate follows the sidebar's edge to about 16 degrees, and the page
+    # turned by that read no words, so it was an error row ("document has no text").
+    from confidence.datasets.synthetic.generate import synth_document
+
+    d = synth_document(172, seed=7, scan_ratio=0.35)
+    path = tmp_path / f"sidebar{d.suffix}"
+    path.write_bytes(d.data)
+    page = load_document(path).pages[0]
+    assert abs(page.quality.skew_deg) > 10  # the estimate is still measured (a quality feature)
+    assert page.deskew_deg == 0.0
+    assert any("dropped: it read no words" in n for n in page.notes)
+    texts = {w.text for w in page.words}
+    assert len(page.words) > 50 and {"RECHNUNG", "F202595291", "2025-06-04"} <= texts
