@@ -26,10 +26,11 @@ from confidence.types import Document
 
 __all__ = ["INGEST_VERSION", "DocumentCache", "default_cache_dir"]
 
-INGEST_VERSION = "4"
+INGEST_VERSION = "5"
 """Bump when ingestion output changes (new OCR settings, new Word fields), to invalidate entries.
 
-4: words the page segmentation left unread are re-read (:mod:`confidence.documents._ocr`)."""
+4: words the page segmentation left unread are re-read (:mod:`confidence.documents._ocr`).
+5: a deskew whose straightened page reads no words is dropped (pages that read no words)."""
 
 
 def default_cache_dir() -> Path:
