@@ -30,7 +30,8 @@ INGEST_VERSION = "5"
 """Bump when ingestion output changes (new OCR settings, new Word fields), to invalidate entries.
 
 4: words the page segmentation left unread are re-read (:mod:`confidence.documents._ocr`).
-5: a deskew whose straightened page reads no words is dropped (pages that read no words)."""
+5: pages that read no words: a deskew after which the page reads none is dropped, and a page
+   that still reads none is read again after a local threshold."""
 
 
 def default_cache_dir() -> Path:
