@@ -15,6 +15,11 @@ syntax says whether the reported value obeys it:
 * ``email`` — ``local@domain.tld`` without spaces.
 
 Types without a syntax (``text``, ``id``, ``address``) and empty values give NaN.
+
+Three shape features describe any reported value, whatever its type, so the model can learn
+what the values of a type look like: ``val_digit_share`` (digits among its letters and digits),
+``val_lead_digit`` (1 if its first letter-or-digit is a digit: a street line or a postcode
+reported as a name) and ``val_n_words`` (whitespace-separated words). Empty values give NaN.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from confidence.documents.normalize import (
 
 __all__ = ["NAMES", "is_valid", "values"]
 
-NAMES: tuple[str, ...] = ("val_valid",)
+NAMES: tuple[str, ...] = ("val_valid", "val_digit_share", "val_lead_digit", "val_n_words")
 
 _NUMERIC_DATE = re.compile(r"^\D*?(\d{1,4})\s*[./\-]\s*(\d{1,2})\s*[./\-]\s*(\d{1,4})\D*$")
 _IBAN = re.compile(r"^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$")
@@ -89,14 +94,26 @@ def is_valid(field_type: str, value: str | None) -> bool | None:
 
 
 def values(field_type: str, value: str | None) -> list[float]:
-    """Feature values in :data:`NAMES` order: 1.0 well formed, 0.0 not, NaN unknown.
+    """Feature values in :data:`NAMES` order (``val_valid``: 1.0 well formed, 0.0 not, NaN
+    unknown; then the value's shape).
 
     Examples
     --------
-    >>> values("date", "28/48/2017"), values("amount", "65.20")
-    ([0.0], [1.0])
-    >>> [math.isnan(v) for v in values("address", "1 Main St") + values("date", None)]
-    [True, True]
+    >>> values("date", "28/48/2017")[0], values("amount", "65.20")[0]
+    (0.0, 1.0)
+    >>> values("text", "52 Alexander St")  # no syntax for text; 2 of 13 characters are digits
+    [nan, 0.15384615384615385, 1.0, 3.0]
+    >>> [math.isnan(v) for v in values("date", None)]
+    [True, True, True, True]
     """
+    if is_empty(value):
+        return [math.nan] * len(NAMES)
     ok = is_valid(field_type, value)
-    return [math.nan if ok is None else float(ok)]
+    alnum = [c for c in str(value) if c.isalnum()]
+    digits = sum(c.isdigit() for c in alnum)
+    return [
+        math.nan if ok is None else float(ok),
+        digits / len(alnum) if alnum else math.nan,
+        float(alnum[0].isdigit()) if alnum else math.nan,
+        float(len(str(value).split())),
+    ]

@@ -75,3 +75,51 @@ def test_pageless_and_page_paths_agree_on_consistency():
     rows = [(f, doc, FieldReading(vals[f.name]), FieldReading("1.00")) for f in SCHEMA]
     cols = [COL["cons_h"], COL["cons_m"]]
     np.testing.assert_array_equal(feature_matrix(rows)[:, cols], pageless_matrix(rows)[:, cols])
+
+
+PARTS = Schema(
+    "parts",
+    (
+        Field("customer", "text"),
+        Field("customer_address", "address"),
+        Field("net", "amount"),
+        Field("gross", "amount"),
+    ),
+)
+
+
+def part_of(rows):
+    return rows.X[:, COL["cons_part_of"]].tolist()
+
+
+def test_a_street_line_read_as_the_name_is_part_of_the_address():
+    vals = {"customer": "52 Alexander Street", "customer_address": "52 Alexander Street, Leeds",
+            "net": "19.00", "gross": "119.00"}  # fmt: skip
+    assert part_of(record_rows([record("a", vals)], PARTS)) == [1.0, 1.0, 0.0, 0.0]
+    # the digits of one amount inside another are not a part; a real name is not either
+    vals["customer"] = "Mara Lind"
+    assert part_of(record_rows([record("a", vals)], PARTS)) == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_part_of_needs_whole_words_and_four_characters():
+    vals = {"customer": "Alexander", "customer_address": "Alexanderplatz 5, Berlin"}
+    assert part_of(record_rows([record("a", vals)], PARTS))[:2] == [0.0, 0.0]
+    vals = {"customer": "A B", "customer_address": "A B Street 5"}
+    assert part_of(record_rows([record("a", vals)], PARTS))[:2] == [0.0, 0.0]
+    vals = {"customer": "ACME", "customer_address": "ACME"}  # equal: cons_shared's case
+    rows = record_rows([record("a", vals)], PARTS)
+    assert part_of(rows)[:2] == [0.0, 0.0] and rows.X[0, COL["cons_shared"]] == 1.0
+
+
+def test_part_of_is_blind_to_field_names_and_order_and_needs_no_page():
+    vals = {"customer": "Studio 65q", "customer_address": "Studio 65q\nRue Haute 3, Lyon"}
+    renamed = Schema("r", tuple(Field(f"f{i}", f.type) for i, f in enumerate(PARTS.fields)))
+    a = record_rows([record("a", vals)], PARTS)
+    b = record_rows([record("a", {f"f{i}": vals.get(n) for i, n in enumerate(PARTS.names)
+                                  if vals.get(n)})], renamed)  # fmt: skip
+    assert part_of(a)[:2] == part_of(b)[:2] == [1.0, 1.0]
+    assert math.isnan(part_of(a)[2])  # no value: unknown
+    doc = Document("a", "", ())
+    rows = [(f, doc, FieldReading(vals[f.name]), None) for f in PARTS.fields[:2]]
+    col = COL["cons_part_of"]
+    assert feature_matrix(rows)[:, col].tolist() == pageless_matrix(rows)[:, col].tolist()

@@ -50,10 +50,9 @@ def test_hand_cases_per_type():
     }
     for (ftype, value), want in cases.items():
         assert is_valid(ftype, value) is want, (ftype, value)
-    assert NAMES == ("val_valid",)
-    assert values("date", "44/04/2018") == [0.0] and values("iban", "DE89370400440532013000") == [
-        1.0
-    ]
+    assert NAMES[0] == "val_valid"
+    assert values("date", "44/04/2018")[0] == 0.0
+    assert values("iban", "DE89370400440532013000")[0] == 1.0
     assert math.isnan(values("text", "x")[0])
 
 
@@ -98,3 +97,40 @@ def test_feature_rows_carry_it_with_and_without_the_page():
     for X in (feature_matrix(rows), pageless_matrix(rows)):
         got = X[:, col]
         assert got[:2].tolist() == [0.0, 1.0] and math.isnan(got[2]) and math.isnan(got[3])
+
+
+def test_value_shape_hand_cases():
+    assert values("text", "52 Alexander St")[1:] == [2 / 13, 1.0, 3.0]
+    assert values("text", "Studio 65q")[1:] == [2 / 9, 0.0, 2.0]
+    assert values("amount", "1.234,56")[1:] == [1.0, 1.0, 1.0]
+    share, lead, words = values("currency", "€")[1:]  # no letter or digit
+    assert math.isnan(share) and math.isnan(lead) and words == 1.0
+    assert all(math.isnan(v) for v in values("text", None))
+
+
+@given(st.text(min_size=1, max_size=40))
+def test_value_shape_is_bounded_and_case_blind(s):
+    share, lead, words = values("text", s)[1:]
+    same = values("text", s.swapcase())[1:]
+    if math.isnan(words):  # an empty value (blank or a null marker)
+        assert math.isnan(share) and math.isnan(lead)
+        return
+    assert words >= 1 and words == len(s.split())
+    assert math.isnan(share) or 0.0 <= share <= 1.0
+    assert lead in (0.0, 1.0) or math.isnan(lead)
+    if s.swapcase().lower() == s.lower() and len(s.swapcase()) == len(s):
+        assert [x for x in same if not math.isnan(x)] == [
+            x for x in (share, lead, words) if not math.isnan(x)
+        ]
+
+
+def test_shape_rows_with_and_without_the_page():
+    from confidence.features.build import FEATURE_NAMES, feature_matrix, pageless_matrix
+    from tests.features.test_features import make_doc
+
+    cols = [FEATURE_NAMES.index(n) for n in NAMES[1:]]
+    doc = make_doc()
+    f = Field("customer", "text")
+    rows = [(f, doc, FieldReading("52 Alexander St"), FieldReading("ACME Ltd"), "mapper")]
+    for X in (feature_matrix(rows), pageless_matrix(rows)):
+        assert X[0, cols].tolist() == [0.0, 0.0, 2.0]  # the Mapper's value is the reported one
