@@ -2,7 +2,7 @@
 
 :class:`ConfidenceEngine` bundles the three fitted parts of extractconf:
 
-1. :class:`~confidence.fusion.FusionClassifier` (LightGBM) fuses the ~80 features of a field;
+1. :class:`~confidence.fusion.FusionClassifier` (LightGBM) fuses the ~90 features of a field;
 2. a calibrator (isotonic, Platt or Lasso) maps its score to P(correct);
 3. a :class:`~confidence.calibration.ThresholdSelector` gives each field the lowest threshold
    that keeps the accuracy of accepted fields >= ``target_accuracy`` with probability
