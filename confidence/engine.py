@@ -102,6 +102,7 @@ def _llm_of(record: RunRecord) -> str:
 
 
 _VALID = FEATURE_NAMES.index("val_valid")
+_COLUMN = {n: i for i, n in enumerate(FEATURE_NAMES)}
 UNCERTIFIED = "no threshold certified for this field: always reviewed"
 ONE_READING = (
     "one reading: the thresholds are not certified for records without a second reading "
@@ -268,6 +269,7 @@ class ConfidenceEngine(BaseEstimator):
         """
         self._validate_params()
         X, y, groups, fields, types = self._check_table(X, y, groups, fields, field_types)
+        self.feature_names_ = list(FEATURE_NAMES)
         if len(self.split) != 3 or min(self.split) <= 0:
             raise ValueError(f"split={self.split!r}; pass three positive shares")
         if len(np.unique(groups)) < 3:
@@ -351,7 +353,7 @@ class ConfidenceEngine(BaseEstimator):
         self.calibrator_signals_ = (
             list(RECALIBRATION_SIGNALS) if isinstance(cal, LassoRecalibrator) else []
         )
-        s = self.fusion_.predict_proba(X)[:, 1]
+        s = self.fused_scores(X)
         signals = self._signals(X, self.calibrator_signals_)
         fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight}
         try:
@@ -430,13 +432,57 @@ class ConfidenceEngine(BaseEstimator):
         return new
 
     # -- prediction ---------------------------------------------------------------------------
+    def _columns(self) -> list[int] | None:
+        """Positions in :data:`FEATURE_NAMES` of the model's features (None: all, in order)."""
+        names = getattr(self, "feature_names_", None)
+        if names is None or list(names) == list(FEATURE_NAMES):
+            return None
+        return [_COLUMN[n] for n in names]
+
+    def _model_rows(self, X: np.ndarray) -> np.ndarray:
+        """Feature rows (columns :data:`FEATURE_NAMES`) as the model reads them: the columns it
+        was trained on, in its order (a model saved before features were added uses fewer)."""
+        cols = self._columns()
+        return X if cols is None else X[:, cols]
+
+    def fused_scores(self, X) -> np.ndarray:
+        """The fusion model's P(correct) before calibration, for rows of :data:`FEATURE_NAMES`.
+
+        Examples
+        --------
+        >>> eng = ConfidenceEngine.load()
+        >>> X = np.full((2, len(FEATURE_NAMES)), np.nan)
+        >>> s = eng.fused_scores(X); s.shape, bool(((0 < s) & (s < 1)).all())
+        ((2,), True)
+        """
+        check_is_fitted(self, "fusion_")
+        X = np.asarray(X, dtype=float)
+        if len(X) == 0:
+            return np.empty(0)
+        return self.fusion_.predict_proba(self._model_rows(X))[:, 1]
+
+    def contributions(self, X) -> np.ndarray:
+        """Per-feature contributions (LightGBM TreeSHAP, log-odds) to the fused score, shape
+        ``(n, len(FEATURE_NAMES) + 1)``, the last column the base value. A feature the model was
+        not trained on (a model saved before it existed) contributes 0."""
+        check_is_fitted(self, "fusion_")
+        X = np.asarray(X, dtype=float)
+        C = self.fusion_.contributions(self._model_rows(X))
+        cols = self._columns()
+        if cols is None:
+            return C
+        full = np.zeros((len(X), len(FEATURE_NAMES) + 1))
+        full[:, cols] = C[:, :-1]
+        full[:, -1] = C[:, -1]
+        return full
+
     def predict_confidence(self, X) -> np.ndarray:
         """Calibrated P(correct) for feature rows (NaN features allowed)."""
         check_is_fitted(self, "fusion_")
         X = np.asarray(X, dtype=float)
         if len(X) == 0:
             return np.empty(0)
-        s = self.fusion_.predict_proba(X)[:, 1]
+        s = self.fused_scores(X)
         signals = self._signals(X, self.calibrator_signals_)
         p = self.calibrator_.predict_proba(s, signals=signals)[:, 1]
         return np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
@@ -457,15 +503,15 @@ class ConfidenceEngine(BaseEstimator):
         if getattr(self, "domain_", None) is None or not ok.any():
             return None
         keys = row_schema_keys(rows.doc_ids, rows.fields, rows.field_types)
-        return self.domain_.check(
-            rows.X[ok], np.asarray(rows.doc_ids, dtype=object)[ok], schemas=keys[ok]
-        )
+        ids = np.asarray(rows.doc_ids, dtype=object)[ok]
+        return self.domain_.check(self._model_rows(rows.X[ok]), ids, schemas=keys[ok])
 
     def top_features(self, k: int) -> list[str]:
         """The ``k`` fused features with the largest total gain (most used by the model)."""
         check_is_fitted(self, "fusion_")
         gain = np.asarray(self.fusion_.feature_importances_, dtype=float)
-        return [FEATURE_NAMES[j] for j in np.argsort(-gain, kind="stable")[:k]]
+        names = list(getattr(self, "feature_names_", None) or FEATURE_NAMES)
+        return [names[j] for j in np.argsort(-gain, kind="stable")[:k]]
 
     def score_rows(
         self,
@@ -529,7 +575,7 @@ class ConfidenceEngine(BaseEstimator):
         lone = set(lone)
         why: list[list[str]] = [[] for _ in range(n)]
         if explain and ok.any():
-            C = self.fusion_.contributions(Xok)
+            C = self.contributions(Xok)
             words = reasons(C, Xok, FEATURE_NAMES, dec[ok])
             for i, w in zip(np.flatnonzero(ok), words, strict=True):
                 # reviewed only because no threshold can be certified: say that first
@@ -732,9 +778,9 @@ class ConfidenceEngine(BaseEstimator):
         shap.Explanation
             ``values`` (n, n_features) and ``base_values`` (n,) in log-odds of the fused score
             (LightGBM's TreeSHAP, ``pred_contrib=True``: no shap explainer runs), ``data`` the
-            feature rows, ``feature_names`` :data:`FEATURE_NAMES`. ``values.sum(1) +
-            base_values`` is the fusion margin; plot with ``shap.plots.beeswarm`` or
-            ``shap.plots.waterfall(expl[i])``.
+            feature rows, ``feature_names`` :data:`FEATURE_NAMES` (0 for a feature the model
+            was not trained on). ``values.sum(1) + base_values`` is the fusion margin; plot
+            with ``shap.plots.beeswarm`` or ``shap.plots.waterfall(expl[i])``.
         """
         check_is_fitted(self, "fusion_")
         try:
@@ -751,7 +797,7 @@ class ConfidenceEngine(BaseEstimator):
             recs = [as_run_record(r) for r in data]
             rows = record_rows(recs, schema, align_documents(recs, documents))
             X = rows.X[[s != "error" for s in rows.status]]
-        C = self.fusion_.contributions(X)
+        C = self.contributions(X)
         return shap.Explanation(
             values=C[:, :-1],
             base_values=C[:, -1],
@@ -775,7 +821,7 @@ class ConfidenceEngine(BaseEstimator):
             params["calibrator"] = persistence.kind_of(params["calibrator"]).kind
         return {
             "params": {**params, "split": list(params["split"])},
-            "feature_names": list(FEATURE_NAMES),
+            "feature_names": list(getattr(self, "feature_names_", None) or FEATURE_NAMES),
             "calibrator_signals": self.calibrator_signals_,
             "schema": None if self.schema_ is None else self.schema_.to_dict(),
             "field_types_seen": self.field_types_seen_,
@@ -793,15 +839,17 @@ class ConfidenceEngine(BaseEstimator):
                 f"{', '.join(sorted(CALIBRATORS))})"
             )
         names = list(d["feature_names"])
-        if names != list(FEATURE_NAMES):
-            missing = [c for c in names if c not in FEATURE_NAMES]
-            extra = [c for c in FEATURE_NAMES if c not in names]
+        missing = [c for c in names if c not in _COLUMN]
+        if missing or len(set(names)) != len(names):
+            # a model saved before features were *added* is read (it uses its own columns); one
+            # that needs a feature this version no longer computes cannot be
             raise ModelError(
-                f"the model expects {len(names)} features, this extractconf computes "
-                f"{len(FEATURE_NAMES)} (model-only: {missing[:5]}, new: {extra[:5]}); retrain "
-                "with the current feature set"
+                f"the model uses {len(names)} features, {len(missing)} of which this extractconf "
+                f"does not compute ({', '.join(missing[:5]) or 'duplicate names'}); retrain it "
+                "with this version (`extractconf train`) or install the version that made it"
             )
         eng = cls(**params)
+        eng.feature_names_ = names
         eng.calibrator_signals_ = list(d.get("calibrator_signals") or [])
         eng.schema_ = None if d.get("schema") is None else Schema.from_dict(d["schema"])
         eng.field_types_seen_ = list(d.get("field_types_seen") or [])

@@ -107,13 +107,13 @@ def cross_fit(
         eng = fit_engine(table.subset(_mask(len(table), train)), random_state=seed, **params)
         sub = table.subset(_mask(len(table), test))
         conf[test] = eng.predict_confidence(sub.rows.X)
-        raw[test] = eng.fusion_.predict_proba(sub.rows.X)[:, 1]
+        raw[test] = eng.fused_scores(sub.rows.X)
         routed = eng.score_rows(sub.rows, explain=explain)
         acc[test] = [s.decision == "accept" for s in routed]
         for i, s in zip(test, routed, strict=True):
             scores[i] = s
         if contrib is not None:
-            contrib[test] = eng.fusion_.contributions(sub.rows.X)
+            contrib[test] = eng.contributions(sub.rows.X)
     return CrossFit(conf, acc, contrib, raw, scores)  # type: ignore[arg-type]
 
 

@@ -160,10 +160,10 @@ def evaluate(
         how = f"cross-fitted, {min(folds, table.n_documents)} document folds"
     else:
         conf = model.predict_confidence(table.rows.X)
-        raw = model.fusion_.predict_proba(table.rows.X)[:, 1]
+        raw = model.fused_scores(table.rows.X)
         scored = model.score_rows(table.rows)
         accepted = np.array([s.decision == "accept" for s in scored], dtype=bool)
-        contrib = model.fusion_.contributions(table.rows.X)
+        contrib = model.contributions(table.rows.X)
         thresholds = model.thresholds_
         how = "model"
     # the report's inputs: reliability before calibration, per-field thresholds, reasons

@@ -160,7 +160,7 @@ def recalibrate(
     r = table.rows
     p, floor = _sampling(dataset, r.doc_ids, r.fields)
     w = 1.0 / p
-    s = engine.fusion_.predict_proba(r.X)[:, 1]
+    s = engine.fused_scores(r.X)
     before = engine.predict_confidence(r.X)
     kind = _calibrator_kind(engine)
     refit = len(np.unique(table.y)) == 2  # a calibrator needs both right and wrong values

@@ -10,7 +10,7 @@ import pytest
 from confidence.calls.second_reading import LIBRARY_MAPPER_NAME
 from confidence.cli import main
 from confidence.scores import FEATURE_PREFIX
-from tests.fixtures.engine import make_dataset, make_runs
+from tests.fixtures.engine import dataset_with_runs
 
 pytestmark = pytest.mark.slow
 
@@ -18,9 +18,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def byo(tmp_path_factory):
     root = tmp_path_factory.mktemp("byo")
-    ds = make_dataset(root, n_docs=40)
-    runs = make_runs(ds, root / "runs.jsonl")
-    common = ["--cache-dir", str(root / "cache"), "--quiet"]
+    ds, runs, common = dataset_with_runs(root)
     # a third-party pipeline's records: the Hunter's values and logprobs, no Mapper
     third = root / "third_party.jsonl"
     with third.open("w") as fh:
