@@ -866,7 +866,9 @@ class ConfidenceEngine(BaseEstimator):
         """Load a saved engine; ``None`` loads the default model shipped with extractconf.
 
         Raises :class:`~confidence.errors.ModelError` naming the file for a missing, corrupt,
-        unknown or newer-version model part.
+        unknown or newer-version model part. A model saved before features were added loads
+        and scores as it did (it reads its own columns), with a ``UserWarning`` naming the
+        features it does not use.
         """
         d = Path(model_dir) if model_dir is not None else default_model_dir()
         if not d.is_dir():
@@ -876,4 +878,14 @@ class ConfidenceEngine(BaseEstimator):
                 else "train one with `extractconf train`"
             )
             raise ModelError(f"{d}: no model folder here; {hint}")
-        return persistence.load(d, expect=cls)
+        eng = persistence.load(d, expect=cls)
+        unused = [n for n in FEATURE_NAMES if n not in set(eng.feature_names_)]
+        if unused:
+            warnings.warn(
+                f"{d}: the model was trained before {len(unused)} of this extractconf's features "
+                f"existed ({', '.join(unused[:4])}{', ...' if len(unused) > 4 else ''}); it "
+                "scores as it did without them: retrain it to use them",
+                UserWarning,
+                stacklevel=2,
+            )
+        return eng

@@ -61,14 +61,15 @@ def old(tmp_path_factory):
     return root, ds, runs, common, table, _age(root / "model", table, root / "old")
 
 
-def test_the_old_model_is_saved_with_its_own_features(old):
+def test_the_old_model_is_saved_with_its_own_features_and_says_so(old):
     *_, model = old
     meta = json.loads((model / "engine.json").read_text())["data"]
     assert meta["feature_names"] == OLD and len(OLD) == len(FEATURE_NAMES) - len(ADDED)
-    assert ConfidenceEngine.load(model).feature_names_ == OLD
+    with pytest.warns(UserWarning, match=r"trained before 4 of .*cons_part_of.*retrain"):
+        assert ConfidenceEngine.load(model).feature_names_ == OLD
 
 
-def test_score_cli_reads_the_old_model_with_its_columns(old, tmp_path):
+def test_score_cli_reads_the_old_model_with_its_columns(old, tmp_path, capsys):
     _, ds, runs, common, table, model = old
     out = tmp_path / "scored.jsonl"
     assert main(["score", str(ds), "--runs", str(runs), "--model", str(model),
@@ -85,6 +86,8 @@ def test_score_cli_reads_the_old_model_with_its_columns(old, tmp_path):
     ]
     np.testing.assert_allclose(got, want, atol=1e-6)
     assert all(isinstance(r["reasons"], list) for r in rows.values())
+    err = capsys.readouterr().err  # the user is told once, and why
+    assert err.count("trained before 4 of this extractconf's features") == 1
 
 
 def test_evaluate_and_explain_with_the_old_model(old, tmp_path):
