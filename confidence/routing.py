@@ -73,6 +73,8 @@ PHRASES: tuple[tuple[str, str, str], ...] = (
     ("cons_part_of", "the value is part of another field's value", "value of this field only"),
     ("rd_m_prob", "the layout reader was unsure of its choice", "the layout reader is sure of it"),
     ("val_valid", "not a well-formed value of its type", "well-formed value of its type"),
+    ("kind_other", "reads like a heading or label, not a value", "reads like a field value"),
+    ("kind_own", "does not read like a value of this field", "reads like a value of this field"),
     ("val_", "unusual shape for its type", "typical shape for its type"),
     ("lp_h_n_tokens", "unusual value length", "typical value length"),
     ("lp_m_n_tokens", "unusual value length", "typical value length"),

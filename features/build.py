@@ -8,8 +8,11 @@ field, its document and the two readings.
 Families (one module each, documented in ``docs/features.md``): disagreement (``agree_*``),
 logprobs (``lp_*``), arithmetic consistency of each reading (``cons_*``), OCR evidence
 (``ocr_*``), image quality (``q_*``), layout (``lay_*``), the field type one-hot (``type_*``)
-and the Mapper's own probability of its choice (``rd_*``, NaN for LLM-only readings). The
-field *name* never enters: renaming a field leaves its row unchanged.
+the Mapper's own probability of its choice (``rd_*``, NaN for LLM-only readings), whether the
+value is well formed (``val_*``) and whether it reads like a value of its field's kind
+(``kind_*``). The field *name* never enters by itself: renaming a field leaves its row unchanged
+unless the new name changes what the field stands for (its concept, which ties it to the roles
+of ``cons_*`` and the kinds of ``kind_*``).
 
 The *reported value* is the Hunter's when it is present, else the Mapper's, or the Mapper's
 alone for records that report it (``meta["reported"] == "mapper"``, the embedded extraction:
@@ -43,6 +46,7 @@ from confidence.features import (
     ocr,
     reader,
     validity,
+    value_kinds,
 )
 from confidence.readings import FieldReading, RunRecord, document_status
 from confidence.schema import FIELD_TYPES, Field, Schema
@@ -73,6 +77,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *_TYPE_NAMES,
     *reader.NAMES,
     *validity.NAMES,
+    *value_kinds.NAMES,
 )
 """Every feature, in column order of :func:`feature_matrix`."""
 
@@ -204,7 +209,14 @@ def _matrix(rows: Iterable[tuple]) -> np.ndarray:
         raise
     rest = np.asarray(out, dtype=np.float64)
     cons = consistency.values_batch(kept)
-    return np.hstack((rest[:, :_N_BEFORE_LP], lp, cons, rest[:, _N_BEFORE_LP:]))
+    kinds = _kinds(kept)
+    return np.hstack((rest[:, :_N_BEFORE_LP], lp, cons, rest[:, _N_BEFORE_LP:], kinds))
+
+
+def _kinds(rows: Sequence[tuple]) -> np.ndarray:
+    """The ``kind_*`` columns of rows, one batched pass over their reported values."""
+    reported = [reported_value(r[2], r[3], prefer=_prefer(list(r[4:]))) for r in rows]
+    return value_kinds.values_batch([r[0] for r in rows], reported)
 
 
 def _prefer(more: list) -> str:
@@ -324,6 +336,7 @@ _CONS = slice(_COL[consistency.NAMES[0]], _COL[consistency.NAMES[-1]] + 1)
 _CHARS = _COL["ocr_value_chars"]
 _READER = slice(_COL[reader.NAMES[0]], _COL[reader.NAMES[-1]] + 1)
 _VALID = slice(_COL[validity.NAMES[0]], _COL[validity.NAMES[-1]] + 1)
+_KINDS = slice(_COL[value_kinds.NAMES[0]], _COL[value_kinds.NAMES[-1]] + 1)
 
 
 def pageless_matrix(rows: list[tuple]) -> np.ndarray:
@@ -349,6 +362,7 @@ def pageless_matrix(rows: list[tuple]) -> np.ndarray:
     readings = [r for _, _, h, m, *_ in rows for r in (h, m)]
     X[:, _LP] = logprobs.token_stats_batch(readings).reshape(len(rows), -1)
     X[:, _CONS] = consistency.values_batch(rows)
+    X[:, _KINDS] = _kinds(rows)
     types = np.array([f.type for f, *_ in rows], dtype=object)
     for t in set(types):
         col = _COL.get(f"type_{t}")

@@ -347,9 +347,11 @@ no `--model` is given. Rebuild it with `scripts/train_default.py` (synth -> extr
 
 LightGBM fusion over {len(meta["feature_names"])} features (disagreement, logprobs, arithmetic
 consistency of each reading and values read twice, OCR evidence, image quality, layout,
-field-type one-hot, the layout reader's probability of its choice; never the field name — see
-`docs/features.md`), trained also on one-reading copies of the training runs
-(Hunter + the library's layout Mapper; Hunter alone with and without its page:
+field-type one-hot, the layout reader's probability of its choice, the value's shape and whether
+it reads like a value of its field's kind (a character n-gram classifier trained on synthetic
+documents of another seed, `confidence/models/value_kinds`, `scripts/train_value_kinds.py`);
+never the field name by itself — see `docs/features.md`), trained also on one-reading copies
+of the training runs (Hunter + the library's layout Mapper; Hunter alone with and without its page:
 `train --single-reading`),
 `{meta["params"]["calibrator"]}` calibration, per-field thresholds for
 {meta["params"]["target_accuracy"]:.0%} accuracy with probability

@@ -81,7 +81,9 @@ def _same(kind, a, b, X):
 
 
 def test_every_kind_is_registered():
-    import confidence.calls.ranker  # noqa: F401  (registers "ranker")
+    # importing them registers "ranker" and "value_kinds"
+    import confidence.calls.ranker
+    import confidence.features.value_kinds  # noqa: F401
 
     kinds = {
         "isotonic",
@@ -93,6 +95,7 @@ def test_every_kind_is_registered():
         "domain_reference",
         "unlocking",
         "ranker",
+        "value_kinds",
     }
     assert set(persistence.PARTS) == kinds
 
