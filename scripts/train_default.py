@@ -15,13 +15,14 @@ readings from the embedded SmolLM2-135M model (``--llm local``) into
 ``WORK/runs-SHARD.jsonl`` (receipts: ``WORK/receipt-runs-SHARD.jsonl``); re-running it skips
 documents already recorded. It reads the held-out documents (``scripts/heldout.json``: 200
 invoices, 200 receipts, fixed by id) first; ``--limit N`` stops after the first N documents of
-that order (the shipped model: ``--limit 500`` invoices, ``--limit 750`` receipts, about 20 s per
-invoice and 4 s per receipt on one core). ``train`` merges the shards into ``WORK/runs.jsonl.gz``
-and ``WORK/receipt-runs.jsonl.gz``, trains the engine on the extracted documents that are not
-held out, evaluates it on the held-out ones (metrics in the model card) and writes the model
-folder and compact copies of the runs beside this script.
+that order (the shipped model: ``--limit 500`` invoices, ``--limit 750`` receipts, 10-12 s per
+invoice and 2-3 s per receipt per process, two processes on 2 cores, 2026-12-03). ``train``
+merges the shards into ``WORK/runs.jsonl.gz`` and ``WORK/receipt-runs.jsonl.gz``, trains
+the engine on the extracted documents that are not held out, evaluates it on the held-out
+ones (metrics in the model card) and writes the model folder and compact copies of the runs
+beside this script.
 
-To retrain from the committed runs without extracting again (about 3 core-hours), run ``synth``
+To retrain from the committed runs without extracting again (about 2 core-hours), run ``synth``
 then put them where ``extract`` would have::
 
     xz -dc scripts/default_runs.jsonl.xz > /work/runs/runs-0.jsonl
@@ -330,15 +331,17 @@ no `--model` is given. Rebuild it with `scripts/train_default.py` (synth -> extr
   (en/de/fr, all layout families; {int(SCAN_RATIO * 100)} % degraded scans), 21 typed fields.
 * Hunter and Mapper readings from the embedded SmolLM2-135M-Instruct model (`--llm local`: the
   Hunter chooses among the candidate ranker's top values, the Mapper is the ranker's reading
-  with its tokens scored by the LLM) for the **{n_runs}** documents extracted so far
+  with its tokens scored by the LLM; the ranker of `confidence/models/ranker`, with the
+  value-kind candidate features since 2026-12-03, `docs/calls.md`) for the **{n_runs}**
+  documents extracted so far
   (`scripts/default_runs.jsonl.xz` in the source repository, the exact runs used; documents
-  whose extraction failed, e.g. scans where OCR finds no words, are left out). Extraction takes
-  about 20 s per document per core on the 2-core build machine; `scripts/train_default.py
-  extract` resumes and can be re-sharded.
+  whose extraction failed, e.g. scans where OCR finds no words, are left out). Extraction took
+  10-12 s per document per process, two processes on the 2-core build machine (2026-12-03);
+  `scripts/train_default.py extract` resumes and can be re-sharded.
 * {N_RECEIPTS} synthetic till receipts from `extractconf synth --kind receipt --seed {SEED}
   --scan-ratio {RECEIPT_SCAN_RATIO}` (merchant name, merchant address, purchase date, total),
-  read the same way ({n_receipt_runs} documents, `scripts/default_receipt_runs.jsonl.xz`; about
-  4 s per receipt per core). No real document was used for training.
+  read the same way ({n_receipt_runs} documents, `scripts/default_receipt_runs.jsonl.xz`; 2-3 s
+  per receipt per process, 2026-12-03). No real document was used for training.
 * {held["n_documents"]} invoices and {held_r["n_documents"]} receipts are held out; the others
   train the engine (split again {nd["fusion"]} fusion / {nd["calibration"]} calibration /
   {nd["thresholds"]} threshold documents).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Train the value-kinds model shipped in ``confidence/models/value_kinds`` (features ``kind_*``).
 
-The model (:class:`confidence.features.value_kinds.ValueKinds`) learns what names, payment terms,
+The model (:class:`confidence.documents.value_kinds.ValueKinds`) learns what names, payment terms,
 addresses, ids and the other lines of a document look like, from synthetic documents whose truth
 is known. It must not see the fusion model's training documents (the seed-7 corpora of
 ``scripts/train_default.py``): the fusion learns how far its probabilities hold on documents it
@@ -37,8 +37,8 @@ def examples(folder: Path, other_docs: int, per_doc: int, cache, seed: int = 0):
     from confidence.datasets.folder import Dataset
     from confidence.documents.lines import document_lines
     from confidence.documents.text import fold
+    from confidence.documents.value_kinds import field_kind
     from confidence.errors import DocumentError
-    from confidence.features.value_kinds import field_kind
 
     ds = Dataset.open(folder)
     fields = {f.name: f for f in ds.schema.fields}
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from confidence.documents.cache import DocumentCache
-    from confidence.features.value_kinds import ValueKinds
+    from confidence.documents.value_kinds import ValueKinds
     from confidence.persistence import attach
 
     cache = DocumentCache(args.cache)

@@ -83,7 +83,7 @@ def _same(kind, a, b, X):
 def test_every_kind_is_registered():
     # importing them registers "ranker" and "value_kinds"
     import confidence.calls.ranker
-    import confidence.features.value_kinds  # noqa: F401
+    import confidence.documents.value_kinds  # noqa: F401
 
     kinds = {
         "isotonic",

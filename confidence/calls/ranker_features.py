@@ -44,6 +44,7 @@ from confidence.documents.patterns import (
     PERCENT_RE,
 )
 from confidence.documents.text import fold_text
+from confidence.documents.value_kinds import default_value_kinds, field_kind
 from confidence.documents.vocab import (
     cue_score,
     field_concept,
@@ -130,6 +131,9 @@ FEATURES: tuple[str, ...] = (
     "span_lines",
     "after_span_address",
     "before_span_address",
+    "kind_own",
+    "kind_other",
+    "kind_rival",
 )
 
 
@@ -529,7 +533,35 @@ def pool_features(ctx: PageContext, f: Field, pool: list[Pooled]) -> np.ndarray:
     X[:, FEATURES.index("n_cands")] = len(pool) - 1
     X[:, FEATURES.index("group_max_prior")] = gmax
     X[:, FEATURES.index("group_max_label")] = np.nanmax(label_best) if len(pool) > 1 else -1.0
+    X[:, _KIND_COLS] = _kinds(f, pool)
     return X
+
+
+_KIND_COLS = [FEATURES.index(n) for n in ("kind_own", "kind_other", "kind_rival")]
+
+
+def _kinds(f: Field, pool: list[Pooled]) -> np.ndarray:
+    """``kind_own``, ``kind_other``, ``kind_rival`` of each candidate: how much its text reads
+    like a value of the field's kind, like a line that is no field's value, and like the most
+    likely other kind (:mod:`confidence.documents.value_kinds`); NaN for the null candidate and
+    for fields whose type has no kind."""
+    out = np.full((len(pool), 3), np.nan)
+    kind = field_kind(f)
+    rows = [i for i, p in enumerate(pool) if p.value is not None]
+    model = default_value_kinds()
+    classes = model.classes_.tolist()
+    if kind not in classes or not rows:
+        return out
+    P = model.predict_proba([pool[i].value for i in rows])
+    own = classes.index(kind)
+    other = classes.index("other") if "other" in classes else None
+    rival = [j for j in range(len(classes)) if j not in (own, other)]
+    out[rows, 0] = P[:, own]
+    if other is not None:
+        out[rows, 1] = P[:, other]
+    if rival:
+        out[rows, 2] = P[:, rival].max(axis=1)
+    return out
 
 
 def _value_span(ln: Line, value: str) -> tuple[float, float]:
@@ -600,6 +632,9 @@ def without_vocabulary(X: np.ndarray) -> np.ndarray:
     out = np.array(X, dtype=float, copy=True)
     cols = [FEATURES.index(n) for n in VOCABULARY_FEATURES]
     out[:, cols] = np.where(np.isnan(out[:, cols]), np.nan, 0.0)
+    # a text field of no known concept has no kind (a name, payment terms): unknown
+    text = out[:, FEATURES.index("field_type")] == TYPES.index("text")
+    out[np.ix_(text, _KIND_COLS)] = np.nan
     return out
 
 

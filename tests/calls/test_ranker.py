@@ -339,3 +339,42 @@ def test_block_features_of_an_untitled_address_window():
     assert row["12 Elm Street"][:2] == [1.0, 3.0]
     gap = X[[p.value for p in pool].index("12 Elm Street"), FEATURES.index("gap_above_rel")]
     assert gap == pytest.approx(0.25)  # 0.005 of space under a 0.02-high line
+
+
+def test_kind_features_say_which_candidate_reads_like_the_fields_value():
+    from confidence.calls.ranker_features import (
+        PageContext,
+        field_pool,
+        pool_features,
+        without_vocabulary,
+    )
+
+    lines = page_lines(
+        [
+            (0.05, 0.05, "Invoice INV-7"),
+            (0.55, 0.10, "Northwind Traders Ltd"),
+            (0.55, 0.125, "12 Elm Street"),
+            (0.55, 0.15, "Springfield 12345"),
+            (0.05, 0.40, "Total"),
+            (0.60, 0.40, "120.00"),
+        ]
+    )
+    name = Field("customer_name", "text", "Name of the customer billed.")
+    total = Field("total", "amount", "Total amount including tax.")
+    schema = Schema("s", (name, total))
+    ctx = PageContext.build(lines, schema)
+    cols = [FEATURES.index(c) for c in ("kind_own", "kind_other", "kind_rival")]
+    pool = field_pool(ctx, name)
+    X = pool_features(ctx, name, pool)
+    row = {p.value: X[i, cols] for i, p in enumerate(pool)}
+    assert np.isnan(row[None]).all()  # the absent candidate has no text
+    company, street = row["Northwind Traders Ltd"], row["12 Elm Street"]
+    assert company[0] > 0.5 > street[0]  # a company reads like a name, a street line does not
+    assert street[2] > company[2]  # ... the street line reads like another kind (an address)
+    for r in row.values():  # probabilities
+        assert np.isnan(r).all() or ((r >= 0) & (r <= 1)).all()
+    # amounts have a syntax, not a kind
+    pool_t = field_pool(ctx, total)
+    assert np.isnan(pool_features(ctx, total, pool_t)[:, cols]).all()
+    # a text field the vocabulary does not know has no kind either
+    assert np.isnan(without_vocabulary(X)[:, cols]).all()

@@ -1,28 +1,19 @@
-"""Value-kind features (kind_*): the classifier, its persistence and the assembled columns."""
+"""Value-kind features (kind_*): the assembled columns of the reported values."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pytest
 
-from confidence.errors import ModelError
+from confidence.documents.value_kinds import ValueKinds
 from confidence.features.build import FEATURE_NAMES, feature_matrix, pageless_matrix, record_rows
-from confidence.features.value_kinds import (
-    DEFAULT_DIR,
-    KINDS,
-    NAMES,
-    ValueKinds,
-    default_value_kinds,
-    field_kind,
-    values_batch,
-)
+from confidence.features.value_kinds import NAMES, values_batch
 from confidence.readings import CallResult, FieldReading, RunRecord
 from confidence.schema import Field, Schema
 from confidence.types import Document
 
 COL = {n: i for i, n in enumerate(FEATURE_NAMES)}
+
 TEXTS = [
     ("Mara Lind", "name"), ("Jon Berg", "name"), ("Ada Holm GmbH", "name"),
     ("12 High Street", "address"), ("4 Mill Lane, Leeds", "address"), ("9 Park Road", "address"),
@@ -37,56 +28,6 @@ def tiny():
     return ValueKinds().fit(*zip(*TEXTS, strict=True))
 
 
-def test_fits_and_tells_the_kinds_of_unseen_texts(tiny):
-    assert tiny.classes_.tolist() == sorted({k for _, k in TEXTS})
-    assert tiny.predict(["Ola Berg", "7 Mill Road", "INV-0451", "Net 60"]).tolist() == [
-        "name", "address", "id", "terms"
-    ]  # fmt: skip
-    p = tiny.predict_proba(["anything at all"])
-    assert p.shape == (1, 5) and math.isclose(p.sum(), 1.0)
-
-
-def test_digits_are_folded_so_numbers_do_not_matter(tiny):
-    np.testing.assert_allclose(tiny.predict_proba(["INV-0012"]), tiny.predict_proba(["INV-9876"]))
-
-
-def test_fit_checks_its_input():
-    with pytest.raises(ValueError, match="unknown kinds"):
-        ValueKinds().fit(["a", "b"], ["name", "colour"])
-    with pytest.raises(ValueError, match="at least two kinds"):
-        ValueKinds().fit(["a", "b"], ["name", "name"])
-    with pytest.raises(ValueError, match="as many kinds as texts"):
-        ValueKinds().fit(["a"], ["name", "id"])
-
-
-def test_save_load_round_trip_without_pickle(tiny, tmp_path):
-    d = tiny.save(tmp_path / "vk")
-    assert sorted(p.name for p in d.iterdir()) == [
-        "manifest.json", "value_kinds.json", "value_kinds.weights.txt"
-    ]  # fmt: skip
-    back = ValueKinds.load(d)
-    texts = [t for t, _ in TEXTS] + ["unseen text 42"]
-    np.testing.assert_allclose(back.predict_proba(texts), tiny.predict_proba(texts), atol=1e-3)
-    assert back.get_params() == tiny.get_params()
-
-
-def test_a_corrupt_or_changed_file_is_a_clear_error(tiny, tmp_path):
-    d = tiny.save(tmp_path / "vk")
-    w = d / "value_kinds.weights.txt"
-    w.write_text(w.read_text().replace(" ", "  ", 1))
-    with pytest.raises(ModelError, match=r"value_kinds\.weights\.txt: checksum mismatch"):
-        ValueKinds.load(d)
-
-
-def test_the_kind_of_a_field():
-    assert field_kind(Field("vendor", "text", "The seller's company name.")) == "name"
-    assert field_kind(Field("payment_terms", "text")) == "terms"
-    assert field_kind(Field("notes", "text")) == "text"
-    assert field_kind(Field("x", "address")) == "address" and field_kind(Field("x", "id")) == "id"
-    assert {field_kind(Field("x", t)) for t in ("date", "amount", "email", "iban")} == {None}
-    assert set(KINDS) >= {"name", "terms", "text", "address", "id", "other"}
-
-
 def test_features_of_reported_values(tiny):
     fields = [Field("customer", "text"), Field("customer", "text"), Field("due", "date"),
               Field("customer", "text"), Field("notes", "text")]  # fmt: skip
@@ -95,15 +36,6 @@ def test_features_of_reported_values(tiny):
     assert X[0, 0] > X[1, 0]  # a street line reads less like a name than a name does
     assert np.isnan(X[2:4]).all()  # no kind (a date) / no value
     assert np.isnan(X[4, 0]) and 0 <= X[4, 1] <= 1  # "text" is no kind the tiny model knows
-
-
-def test_the_shipped_model_loads_and_tells_a_street_line_from_a_name():
-    assert (DEFAULT_DIR / "manifest.json").exists()
-    vk = default_value_kinds()
-    assert set(vk.classes_) == {"name", "terms", "address", "id", "other"}
-    name = Field("customer_name", "text")
-    X = values_batch([name, name], ["Helga Sommer", "52 Alexander Street"])
-    assert X[0, 0] > X[1, 0]
 
 
 SCHEMA = Schema("s", (Field("customer_name", "text"), Field("total", "amount")))

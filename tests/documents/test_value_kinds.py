@@ -1,0 +1,90 @@
+"""The value-kinds classifier: fit, predict, persistence, the kind of a field."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from confidence.documents.value_kinds import (
+    DEFAULT_DIR,
+    KINDS,
+    ValueKinds,
+    default_value_kinds,
+    field_kind,
+)
+from confidence.errors import ModelError
+from confidence.schema import Field
+
+TEXTS = [
+    ("Mara Lind", "name"), ("Jon Berg", "name"), ("Ada Holm GmbH", "name"),
+    ("12 High Street", "address"), ("4 Mill Lane, Leeds", "address"), ("9 Park Road", "address"),
+    ("INV-0012", "id"), ("PO-4471", "id"), ("DE811907980", "id"),
+    ("Net 30", "terms"), ("Due on receipt", "terms"), ("Payable in 14 days", "terms"),
+    ("Total", "other"), ("Page 1 of 2", "other"), ("Invoice", "other"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return ValueKinds().fit(*zip(*TEXTS, strict=True))
+
+
+def test_fits_and_tells_the_kinds_of_unseen_texts(tiny):
+    assert tiny.classes_.tolist() == sorted({k for _, k in TEXTS})
+    assert tiny.predict(["Ola Berg", "7 Mill Road", "INV-0451", "Net 60"]).tolist() == [
+        "name", "address", "id", "terms"
+    ]  # fmt: skip
+    p = tiny.predict_proba(["anything at all"])
+    assert p.shape == (1, 5) and math.isclose(p.sum(), 1.0)
+
+
+def test_digits_are_folded_so_numbers_do_not_matter(tiny):
+    np.testing.assert_allclose(tiny.predict_proba(["INV-0012"]), tiny.predict_proba(["INV-9876"]))
+
+
+def test_fit_checks_its_input():
+    with pytest.raises(ValueError, match="unknown kinds"):
+        ValueKinds().fit(["a", "b"], ["name", "colour"])
+    with pytest.raises(ValueError, match="at least two kinds"):
+        ValueKinds().fit(["a", "b"], ["name", "name"])
+    with pytest.raises(ValueError, match="as many kinds as texts"):
+        ValueKinds().fit(["a"], ["name", "id"])
+
+
+def test_save_load_round_trip_without_pickle(tiny, tmp_path):
+    d = tiny.save(tmp_path / "vk")
+    assert sorted(p.name for p in d.iterdir()) == [
+        "manifest.json", "value_kinds.json", "value_kinds.weights.txt"
+    ]  # fmt: skip
+    back = ValueKinds.load(d)
+    texts = [t for t, _ in TEXTS] + ["unseen text 42"]
+    np.testing.assert_allclose(back.predict_proba(texts), tiny.predict_proba(texts), atol=1e-3)
+    assert back.get_params() == tiny.get_params()
+
+
+def test_a_corrupt_or_changed_file_is_a_clear_error(tiny, tmp_path):
+    d = tiny.save(tmp_path / "vk")
+    w = d / "value_kinds.weights.txt"
+    w.write_text(w.read_text().replace(" ", "  ", 1))
+    with pytest.raises(ModelError, match=r"value_kinds\.weights\.txt: checksum mismatch"):
+        ValueKinds.load(d)
+
+
+def test_the_kind_of_a_field():
+    assert field_kind(Field("vendor", "text", "The seller's company name.")) == "name"
+    assert field_kind(Field("payment_terms", "text")) == "terms"
+    assert field_kind(Field("notes", "text")) == "text"
+    assert field_kind(Field("x", "address")) == "address" and field_kind(Field("x", "id")) == "id"
+    assert {field_kind(Field("x", t)) for t in ("date", "amount", "email", "iban")} == {None}
+    assert set(KINDS) >= {"name", "terms", "text", "address", "id", "other"}
+
+
+def test_the_shipped_model_loads_and_tells_a_street_line_from_a_name():
+    assert (DEFAULT_DIR / "manifest.json").exists()
+    vk = default_value_kinds()
+    assert set(vk.classes_) == {"name", "terms", "address", "id", "other"}
+    p = vk.predict_proba(["Helga Sommer", "52 Alexander Street"])
+    name = vk.classes_.tolist().index("name")
+    assert p[0, name] > p[1, name]
