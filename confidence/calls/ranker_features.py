@@ -134,6 +134,10 @@ FEATURES: tuple[str, ...] = (
     "kind_own",
     "kind_other",
     "kind_rival",
+    "amount_sum_of_two",
+    "amount_part_of_sum",
+    "amount_gap_rel",
+    "amount_round5",
 )
 
 
@@ -534,7 +538,47 @@ def pool_features(ctx: PageContext, f: Field, pool: list[Pooled]) -> np.ndarray:
     X[:, FEATURES.index("group_max_prior")] = gmax
     X[:, FEATURES.index("group_max_label")] = np.nanmax(label_best) if len(pool) > 1 else -1.0
     X[:, _KIND_COLS] = _kinds(f, pool)
+    if f.type == "amount":
+        cents = {round(a * 100) for a in ctx.amounts if a > 0}
+        for i, p in enumerate(pool):
+            if p.value is not None:
+                X[i, _ARITH_COLS] = page_arithmetic(round(_amt(p.value) * 100), cents)
     return X
+
+
+_ARITH_COLS = [
+    FEATURES.index(n)
+    for n in ("amount_sum_of_two", "amount_part_of_sum", "amount_gap_rel", "amount_round5")
+]
+
+
+def page_arithmetic(value: int, amounts: set[int]) -> tuple[float, float, float, float]:
+    """How an amount (in cents) sits among the page's other printed amounts (cents).
+
+    Returns ``(sum_of_two, part_of_sum, gap_rel, round5)``: whether the value is the sum of two
+    other printed amounts (a total: net + tax, items + rounding), whether it and another printed
+    amount add up to a third (a part: a subtotal, a tax, a rounding), the gap to the nearest other
+    printed amount relative to the value (a total before and after cash rounding are close), and
+    whether the value is a multiple of 5 cents. NaN throughout for a value of 0.
+
+    Examples
+    --------
+    >>> s, p, gap, r5 = page_arithmetic(742, {700, 42, 742, 1000, 258})
+    >>> (s, p, round(gap, 3), r5)  # 700 + 42 = 742, 742 + 258 = 1000
+    (1.0, 1.0, 0.057, 0.0)
+    >>> page_arithmetic(700, {700, 42, 742})[:2]  # a subtotal: part of a sum, not one
+    (0.0, 1.0)
+    >>> s, p, gap, r5 = page_arithmetic(770, {772, 770, 2})  # 772 rounded to 770
+    >>> (s, p, round(gap, 4), r5)
+    (0.0, 1.0, 0.0026, 1.0)
+    """
+    if value <= 0:
+        return (math.nan, math.nan, math.nan, math.nan)
+    others = amounts - {value}
+    sum_of_two = any(value - a in others and value - a != a for a in others if a < value)
+    part_of_sum = any(b - value in others for b in others if b > value)
+    gap = min((abs(a - value) for a in others), default=math.nan)
+    return (float(sum_of_two), float(part_of_sum), gap / value, float(value % 5 == 0))
 
 
 _KIND_COLS = [FEATURES.index(n) for n in ("kind_own", "kind_other", "kind_rival")]

@@ -378,3 +378,43 @@ def test_kind_features_say_which_candidate_reads_like_the_fields_value():
     assert np.isnan(pool_features(ctx, total, pool_t)[:, cols]).all()
     # a text field the vocabulary does not know has no kind either
     assert np.isnan(without_vocabulary(X)[:, cols]).all()
+
+
+def test_page_arithmetic_tells_a_subtotal_from_the_total_it_is_part_of():
+    from confidence.calls.ranker_features import PageContext, field_pool, pool_features
+
+    lines = page_lines(
+        [
+            (0.05, 0.10, "Sub Total"),
+            (0.60, 0.10, "7.00"),
+            (0.05, 0.13, "Tax 6%"),
+            (0.60, 0.13, "0.42"),
+            (0.05, 0.16, "Total"),
+            (0.60, 0.16, "7.42"),
+            (0.05, 0.19, "Cash"),
+            (0.60, 0.19, "10.00"),
+            (0.05, 0.22, "Change"),
+            (0.60, 0.22, "2.58"),
+        ]
+    )
+    total = Field("total", "amount", "Total amount including tax.")
+    schema = Schema("s", (total,))
+    ctx = PageContext.build(lines, schema)
+    pool = field_pool(ctx, total)
+    X = pool_features(ctx, total, pool)
+    cols = [
+        FEATURES.index(c)
+        for c in ("amount_sum_of_two", "amount_part_of_sum", "amount_gap_rel", "amount_round5")
+    ]
+    row = {p.value: X[i, cols] for i, p in enumerate(pool)}
+    assert np.isnan(row[None]).all()  # the absent candidate
+    assert row["7.42"][:2].tolist() == [1.0, 1.0]  # 7.00 + 0.42; and + 2.58 = 10.00
+    assert row["7.00"][:2].tolist() == [0.0, 1.0]  # a part (7.00 + 0.42 = 7.42), not a sum
+    assert row["10.00"][:2].tolist() == [1.0, 0.0]  # what was paid: 7.42 + 2.58
+    assert row["7.00"][2] == pytest.approx(0.42 / 7.00)
+    assert (row["10.00"][3], row["7.42"][3]) == (1.0, 0.0)
+    # other types have no page arithmetic
+    name = Field("vendor", "text", "Name of the shop.")
+    ctx = PageContext.build(lines, Schema("t", (name,)))
+    pool = field_pool(ctx, name)
+    assert np.isnan(pool_features(ctx, name, pool)[:, cols]).all()
