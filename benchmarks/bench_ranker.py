@@ -13,6 +13,10 @@ no value for a present one are both wrong, :func:`confidence.datasets.matching.i
 * ``ranker_top4_recall`` / ``pool_recall``: the right value among the ranker's first 4 (what the
   Hunter is offered) / among all its candidates, on fields present on the page.
 
+``--required`` measures the ``--real`` sets once more with every field of their schema marked
+``required`` (:class:`confidence.schema.Field`), as ``dev_NAME_required``: what a user gets who
+tells the library that the documents always carry the fields.
+
 Held-out synthetic documents are the 200 + 200 that ``scripts/train_default.py`` holds out
 (:func:`train_ranker.heldout_split`); the ranker never trained on them. Real corpora are
 measured only (dev-set numbers)::
@@ -25,6 +29,7 @@ measured only (dev-set numbers)::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -120,6 +125,7 @@ def main(argv=None) -> int:
     from confidence.calls.ranker import CandidateRanker, default_ranker
     from confidence.datasets.folder import Dataset
     from confidence.documents.cache import DocumentCache
+    from confidence.schema import Schema
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--invoices", type=Path, default=None)
@@ -138,6 +144,13 @@ def main(argv=None) -> int:
         nargs="*",
         default=["invoices", "receipts"],
         help="held-out sets to measure (several processes may fill one --out)",
+    )
+    ap.add_argument(
+        "--required",
+        action="store_true",
+        help="measure the --real sets a second time with every field marked required "
+        "(`Field.required`: what a user gets who knows the documents always carry them), "
+        "as dev_NAME_required",
     )
     args = ap.parse_args(argv)
     missing = [s for s in args.sets if getattr(args, s) is None]
@@ -167,6 +180,15 @@ def main(argv=None) -> int:
         r = measure(ds, caches, ranker, None, args.limit, args.cached_only)
         results[f"dev_{folder.name}"] = r
         print(folder.name, {k: v["all"] for k, v in r.items() if isinstance(v, dict)})
+        if args.required:
+            fields = tuple(dataclasses.replace(f, required=True) for f in ds.schema)
+            req = Dataset(ds.path, Schema(ds.schema.name, fields), ds.records)
+            r = measure(req, caches, ranker, None, args.limit, args.cached_only)
+            results[f"dev_{folder.name}_required"] = r
+            print(
+                f"{folder.name} (required)",
+                {k: v["all"] for k, v in r.items() if isinstance(v, dict)},
+            )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     old = json.loads(args.out.read_text()) if args.out.exists() else {}
     args.out.write_text(json.dumps({**old, **results}, indent=1, sort_keys=True) + "\n")

@@ -31,15 +31,32 @@ FIELD_TYPES: tuple[str, ...] = (
 class Field:
     """One schema field.
 
+    Parameters
+    ----------
+    name : str
+    type : str, default="text"
+        One of :data:`FIELD_TYPES`.
+    description : str, default=""
+        What the field holds, in words: the candidate ranker compares printed labels with the
+        name and this description, and the LLM calls show it.
+    required : bool, default=False
+        The documents always carry this field. The layout reading
+        (:meth:`confidence.calls.ranker.CandidateRanker.rank`) then never reports it absent
+        while the page offers a candidate of its type, and the LLM calls are told so. Leave it
+        False when a document may lack the field: the ranker decides absence from the page.
+
     Examples
     --------
     >>> Field("total", "amount", "Total amount paid").type
     'amount'
+    >>> Field.from_dict({"name": "total", "type": "amount", "required": True}).to_dict()
+    {'name': 'total', 'type': 'amount', 'description': '', 'required': True}
     """
 
     name: str
     type: str = "text"
     description: str = ""
+    required: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -49,13 +66,25 @@ class Field:
                 f"field {self.name!r} has unknown type {self.type!r}; "
                 f"use one of: {', '.join(FIELD_TYPES)}"
             )
+        if not isinstance(self.required, bool):
+            raise DatasetError(
+                f"field {self.name!r}: 'required' must be true or false, got {self.required!r}"
+            )
 
-    def to_dict(self) -> dict[str, str]:
-        return {"name": self.name, "type": self.type, "description": self.description}
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "type": self.type, "description": self.description}
+        if self.required:  # written only when set: schemas without it stay byte-identical
+            d["required"] = True
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Field:
-        return cls(str(d["name"]), str(d.get("type", "text")), str(d.get("description", "")))
+        return cls(
+            str(d["name"]),
+            str(d.get("type", "text")),
+            str(d.get("description", "")),
+            d.get("required", False),
+        )
 
 
 @dataclass(frozen=True)

@@ -78,9 +78,21 @@ def document_block(lines: list[Line], *, max_chars: int = MAX_DOC_CHARS) -> str:
 
 
 def field_list(schema: Schema) -> str:
-    """One line per field: ``- name (type): description``."""
+    """One line per field: ``- name (type): description``; ``(type, always printed)`` for a
+    field the schema marks ``required``.
+
+    Examples
+    --------
+    >>> from confidence.schema import Field
+    >>> print(field_list(Schema("s", (Field("total", "amount", "Total paid", required=True),
+    ...                               Field("po", "id")))))
+    - total (amount, always printed): Total paid
+    - po (id)
+    """
     return "\n".join(
-        f"- {f.name} ({f.type})" + (f": {f.description}" if f.description else "") for f in schema
+        f"- {f.name} ({f.type}{', always printed' if f.required else ''})"
+        + (f": {f.description}" if f.description else "")
+        for f in schema
     )
 
 

@@ -200,6 +200,9 @@ class CandidateRanker(BaseEstimator):
     def rank(self, lines: list[Line], schema: Schema) -> dict[str, list[RankedCandidate]]:
         """Every field's candidates (null included), best first.
 
+        A field the schema marks ``required`` has no null candidate unless the page offers no
+        candidate of its type at all; its probabilities are then over the printed candidates.
+
         Examples
         --------
         >>> from confidence.schema import Field
@@ -220,6 +223,8 @@ class CandidateRanker(BaseEstimator):
         for f in schema:
             pool = field_pool(ctx, f)
             s = self.predict(pool_features(ctx, f, pool))
+            if f.required and len(pool) > 1:  # never absent while the page offers a candidate
+                pool, s = pool[:-1], s[:-1]  # the null candidate is the pool's last
             p = np.exp(s - s.max())
             p /= p.sum()
             order = np.argsort(-s, kind="stable")

@@ -418,3 +418,36 @@ def test_page_arithmetic_tells_a_subtotal_from_the_total_it_is_part_of():
     ctx = PageContext.build(lines, Schema("t", (name,)))
     pool = field_pool(ctx, name)
     assert np.isnan(pool_features(ctx, name, pool)[:, cols]).all()
+
+
+def test_a_required_field_is_never_read_absent_while_the_page_offers_a_candidate():
+    page = page_lines(
+        [
+            (0.30, 0.03, "77 GREEN GROCER"),
+            (0.20, 0.07, "12 Elm Road, Leeds LS1 4AB"),
+            (0.05, 0.20, "2 x Bread 3.00"),
+            (0.05, 0.30, "TOTAL"),
+            (0.60, 0.30, "6.00"),
+        ]
+    )
+
+    def schema(required):
+        return Schema(
+            "r",
+            (
+                Field("shop", "text", "Name of the shop that issued the receipt", required),
+                Field("total", "amount", "Total amount paid", required),
+                Field("paid_on", "date", "Date of the purchase", required),
+            ),
+        )
+
+    free = run_mapper(schema(False), page).fields
+    assert free["shop"].value is None  # the ranker's own call: an unlabelled line, so absent
+    req = default_ranker().rank(page, schema(True))
+    assert req["shop"][0].value == "77 GREEN GROCER"
+    assert None not in [c.value for c in req["shop"]]
+    assert sum(c.prob for c in req["shop"]) == pytest.approx(1.0)
+    got = run_mapper(schema(True), page).fields  # what `extract` reports as the Mapper's value
+    assert got["shop"].value == "77 GREEN GROCER"
+    assert got["total"].value == "6.00"  # unchanged where the ranker already found it
+    assert got["paid_on"].value is None  # no date printed: nothing to report, required or not
