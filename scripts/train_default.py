@@ -332,11 +332,13 @@ no `--model` is given. Rebuild it with `scripts/train_default.py` (synth -> extr
 * Hunter and Mapper readings from the embedded SmolLM2-135M-Instruct model (`--llm local`: the
   Hunter chooses among the candidate ranker's top values, the Mapper is the ranker's reading
   with its tokens scored by the LLM; the ranker of `confidence/models/ranker`, with the
-  value-kind candidate features since 2026-12-03, `docs/calls.md`) for the **{n_runs}**
+  value-kind and page-arithmetic candidate features since 2026-12-03, `docs/calls.md`) for the
+  **{n_runs}**
   documents extracted so far
   (`scripts/default_runs.jsonl.xz` in the source repository, the exact runs used; documents
   whose extraction failed, e.g. scans where OCR finds no words, are left out). Extraction took
-  10-12 s per document per process, two processes on the 2-core build machine (2026-12-03);
+  about 15 s per document per process, two processes on the 2-core build machine with other
+  jobs on it (2026-12-03);
   `scripts/train_default.py extract` resumes and can be re-sharded.
 * {N_RECEIPTS} synthetic till receipts from `extractconf synth --kind receipt --seed {SEED}
   --scan-ratio {RECEIPT_SCAN_RATIO}` (merchant name, merchant address, purchase date, total),

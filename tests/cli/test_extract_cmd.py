@@ -144,3 +144,48 @@ def test_redo_mapper_keeps_hunter_and_rewrites_atomically(dataset, tmp_path, mon
     first = json.loads(out.read_text().splitlines()[0])
     assert first["mapper"]["mode"] == "ranker"  # a grounded run's Mapper is the ranker's reading
     assert first["meta"]["reported"] == "mapper"
+
+
+def _receipt_folder(root, required):
+    """A one-page PDF receipt whose shop name has no label, and a schema marking it or not."""
+    from reportlab.lib.pagesizes import A6
+    from reportlab.pdfgen import canvas
+
+    (root / "files").mkdir(parents=True)
+    c = canvas.Canvas(str(root / "files" / "r1.pdf"), pagesize=A6)
+    h = A6[1]
+    for x, y, text in [
+        (70, 20, "77 GREEN GROCER"),
+        (40, 40, "12 Elm Road, Leeds LS1 4AB"),
+        (15, 90, "2 x Bread 3.00"),
+        (15, 130, "TOTAL"),
+        (180, 130, "6.00"),
+    ]:
+        c.drawString(x, h - y, text)
+    c.save()
+    shop = {"name": "shop", "type": "text", "description": "Name of the shop on the receipt"}
+    if required:
+        shop["required"] = True
+    total = {"name": "total", "type": "amount", "description": "Total amount paid"}
+    (root / "schema.json").write_text(json.dumps({"name": "r", "fields": [shop, total]}))
+    gold = {"shop": "77 GREEN GROCER", "total": "6.00"}
+    (root / "labels.jsonl").write_text(
+        json.dumps({"doc_id": "r1", "file": "files/r1.pdf", "fields": gold}) + "\n"
+    )
+    return root
+
+
+def test_extract_cli_never_reports_a_required_field_absent(tmp_path, monkeypatch):
+    import confidence.llm
+
+    monkeypatch.setattr(confidence.llm, "make_client", lambda *a, **k: FirstOption())
+    got = {}
+    for required in (False, True):
+        folder = _receipt_folder(tmp_path / str(required), required)
+        out = tmp_path / f"{required}.jsonl"
+        assert main(["extract", str(folder), "--out", str(out), "--quiet"]) == 0
+        rec = json.loads(out.read_text())
+        assert rec["status"] == "ok"
+        got[required] = {k: v["value"] for k, v in rec["mapper"]["fields"].items()}
+    assert got[False] == {"shop": None, "total": "6.00"}  # an unlabelled line: read as absent
+    assert got[True] == {"shop": "77 GREEN GROCER", "total": "6.00"}
