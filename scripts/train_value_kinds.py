@@ -10,12 +10,15 @@ has not seen. So it trains on corpora of another seed::
     extractconf synth /tmp/vk/inv --seed 8 --n 400 --scan-ratio 0.35
     extractconf synth /tmp/vk/rec --seed 8 --n 600 --scan-ratio 0.7 --kind receipt \
         --header-variety 0.5
-    python scripts/train_value_kinds.py /tmp/vk/inv /tmp/vk/rec
+    python scripts/train_value_kinds.py /tmp/vk/inv /tmp/vk/rec --other-docs 120
 
 Examples of each kind are the true values of the documents' ``text``, ``address`` and ``id``
 fields (all documents); examples of ``other`` are lines of ``--other-docs`` documents per folder
 (read through the document cache: OCR for the scans) that hold no field's value. A tenth of the
 documents is held out to report the accuracy per kind, then the model is refit on all of them.
+Names and addresses drawn from the Faker locales of ``NAME_LOCALES``
+(``confidence.datasets.synthetic.locales``; ``--per-locale``) are always trained on: the
+documents are printed in three languages, the names on real ones come from anywhere.
 """
 
 from __future__ import annotations
@@ -75,6 +78,35 @@ def examples(folder: Path, other_docs: int, per_doc: int, cache, seed: int = 0):
     return out
 
 
+def locale_examples(per_locale: int, seed: int = 3):
+    """``[(doc_id, text, kind)]``: company and person names and one-line addresses drawn from
+    every Faker locale of ``datasets.synthetic.locales.NAME_LOCALES`` (``per_locale`` names of
+    each sort and half as many addresses per locale; about half of them in capitals)."""
+    import random
+
+    from faker import Faker
+
+    from confidence.datasets.synthetic.locales import NAME_LOCALES
+
+    rng = random.Random(seed)
+    names, addresses = [], []
+    for loc in NAME_LOCALES:
+        fake = Faker(loc)
+        fake.seed_instance(7)
+        for _ in range(per_locale):
+            company = fake.company()
+            names.append((f"faker-{loc}", company.upper() if rng.random() < 0.5 else company))
+            person = fake.name()
+            names.append((f"faker-{loc}", person.upper() if rng.random() < 0.3 else person))
+    for loc in NAME_LOCALES:
+        fake = Faker(loc)
+        fake.seed_instance(8)
+        for _ in range(per_locale // 2):
+            a = ", ".join(ln for ln in fake.address().split("\n") if ln.strip())
+            addresses.append((f"faker-{loc}", a.upper() if rng.random() < 0.5 else a))
+    return [(d, t, "name") for d, t in names] + [(d, t, "address") for d, t in addresses]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folders", nargs="+", type=Path, help="synthetic dataset folders (seed 8)")
@@ -82,16 +114,24 @@ def main(argv=None) -> int:
     ap.add_argument("--other-docs", type=int, default=200, help="documents per folder read for")
     ap.add_argument("--per-doc", type=int, default=15, help="'other' lines per document")
     ap.add_argument("--C", type=float, default=4.0, help="inverse L2 regularisation")
+    ap.add_argument(
+        "--per-locale",
+        type=int,
+        default=60,
+        help="company and person names per locale of NAME_LOCALES (0: none), always trained on",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "confidence" / "models" / "value_kinds")
     args = ap.parse_args(argv)
 
+    from confidence.datasets.synthetic.locales import NAME_LOCALES
     from confidence.documents.cache import DocumentCache
     from confidence.documents.value_kinds import ValueKinds
     from confidence.persistence import attach
 
     cache = DocumentCache(args.cache)
     data = [x for f in args.folders for x in examples(f, args.other_docs, args.per_doc, cache)]
-    docs = sorted({d for d, _, _ in data})
+    docs = sorted({d for d, _, _ in data})  # the held-out tenth is drawn from documents only
+    data += locale_examples(args.per_locale) if args.per_locale else []
     held = set(random.Random(1).sample(docs, max(1, len(docs) // 10)))
     train = [(t, k) for d, t, k in data if d not in held]
     test = [(t, k) for d, t, k in data if d in held]
@@ -119,6 +159,7 @@ def main(argv=None) -> int:
         "about": "synthetic documents of seed 8 (never the seed-7 corpora the fusion trains on)",
         "documents": len(docs),
         "texts_per_kind": counts,
+        "name_locales": {"per_locale": args.per_locale, "locales": list(NAME_LOCALES)},
         "other_docs_per_folder": args.other_docs,
         "other_lines_per_doc": args.per_doc,
         "held_out_tenth": {

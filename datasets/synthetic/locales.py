@@ -20,6 +20,17 @@ FAKER_LOCALES: dict[str, tuple[str, ...]] = {
     "fr": ("fr_FR",),
 }
 
+# Faker locales whose company names, person names and postal addresses the value-kinds classifier
+# (scripts/train_value_kinds.py, confidence.documents.value_kinds) also learns from, beside the
+# values of the synthetic documents: documents are printed in the LANGUAGES above, but the names
+# and addresses on real ones come from anywhere. English-speaking countries of every continent
+# and the larger Latin-script locales Faker ships; each gives company names, person names (both
+# also in capitals, as letterheads and till receipts print them) and one-line addresses.
+NAME_LOCALES: tuple[str, ...] = (
+    "en_AU", "en_CA", "en_IE", "en_IN", "en_MS", "en_NZ", "en_PH", "en_PK", "en_NG", "id_ID",
+    "es_ES", "it_IT", "nl_NL", "pt_BR", "pl_PL", "sv_SE", "tr_TR", "vi_VN", "da_DK", "fi_FI",
+)  # fmt: skip
+
 # (thousands separator, decimal separator) choices per language; first is the most common.
 NUMBER_STYLES: dict[str, tuple[tuple[str, str], ...]] = {
     "en": ((",", "."), ("", ".")),
