@@ -332,7 +332,9 @@ no `--model` is given. Rebuild it with `scripts/train_default.py` (synth -> extr
 * Hunter and Mapper readings from the embedded SmolLM2-135M-Instruct model (`--llm local`: the
   Hunter chooses among the candidate ranker's top values, the Mapper is the ranker's reading
   with its tokens scored by the LLM; the ranker of `confidence/models/ranker`, with the
-  value-kind and page-arithmetic candidate features since 2026-12-03, `docs/calls.md`) for the
+  value-kind and page-arithmetic candidate features since 2026-12-03, `docs/calls.md`; its
+  value-kinds classifier knows the names and addresses of 20 more Faker locales since the same
+  day's last re-extraction) for the
   **{n_runs}**
   documents extracted so far
   (`scripts/default_runs.jsonl.xz` in the source repository, the exact runs used; documents
@@ -354,7 +356,8 @@ LightGBM fusion over {len(meta["feature_names"])} features (disagreement, logpro
 consistency of each reading and values read twice, OCR evidence, image quality, layout,
 field-type one-hot, the layout reader's probability of its choice, the value's shape and whether
 it reads like a value of its field's kind (a character n-gram classifier trained on synthetic
-documents of another seed, `confidence/models/value_kinds`, `scripts/train_value_kinds.py`);
+documents of another seed and on company names, person names and addresses drawn from the Faker
+locales of `NAME_LOCALES`, `confidence/models/value_kinds`, `scripts/train_value_kinds.py`);
 never the field name by itself — see `docs/features.md`), trained also on one-reading copies
 of the training runs (Hunter + the library's layout Mapper; Hunter alone with and without its page:
 `train --single-reading`),

@@ -88,3 +88,53 @@ def test_the_shipped_model_loads_and_tells_a_street_line_from_a_name():
     p = vk.predict_proba(["Helga Sommer", "52 Alexander Street"])
     name = vk.classes_.tolist().index("name")
     assert p[0, name] > p[1, name]
+
+
+def _training_script():
+    import importlib.util
+
+    path = DEFAULT_DIR.parents[2] / "scripts" / "train_value_kinds.py"
+    spec = importlib.util.spec_from_file_location("train_value_kinds", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_training_names_and_addresses_of_every_name_locale():
+    from confidence.datasets.synthetic.locales import NAME_LOCALES
+
+    script = _training_script()
+    got = script.locale_examples(4)
+    assert got == script.locale_examples(4)  # seeded: the shipped model is reproducible
+    kinds = [k for _, _, k in got]
+    assert kinds.count("name") == len(NAME_LOCALES) * 4 * 2  # companies and persons
+    assert kinds.count("address") == len(NAME_LOCALES) * 2
+    assert {d for d, _, _ in got} == {f"faker-{loc}" for loc in NAME_LOCALES}
+    assert all(t.strip() and "\n" not in t for _, t, _ in got)
+    assert any(t.isupper() for _, t, k in got if k == "name")  # letterhead capitals too
+    assert script.locale_examples(0) == []
+
+
+def test_the_shipped_model_was_trained_on_the_name_locales_table():
+    import json
+
+    from confidence.datasets.synthetic.locales import NAME_LOCALES
+
+    card = json.loads((DEFAULT_DIR / "training.json").read_text())
+    assert card["name_locales"]["locales"] == list(NAME_LOCALES)
+    assert card["name_locales"]["per_locale"] > 0
+
+
+def test_the_shipped_model_knows_names_of_countries_it_never_trained_on():
+    from faker import Faker
+
+    vk = default_value_kinds()
+    classes = vk.classes_.tolist()
+    for loc in ("hu_HU", "cs_CZ", "ro_RO"):  # in no locale table of the generator
+        fake = Faker(loc)
+        fake.seed_instance(99)
+        names = [fake.company().upper() for _ in range(10)] + [fake.name() for _ in range(10)]
+        streets = [", ".join(fake.address().split("\n")) for _ in range(10)]
+        read = vk.predict_proba(names + streets).argmax(1)
+        assert (read[:20] == classes.index("name")).mean() >= 0.75, loc  # 0.5-0.65 before
+        assert (read[20:] == classes.index("address")).mean() >= 0.8, loc
