@@ -27,6 +27,19 @@ reading the ink left outside the word boxes is therefore looked at (:func:`_unre
 text-like regions are read again with sparse-text segmentation and their words merged into the
 lines beside them (:func:`_merge_words`). A page read completely costs one threshold and one
 connected-components pass more.
+
+Tesseract also misreads small glyphs: digits a dozen pixels tall come back as letters or as other
+digits (``RSLIDESA`` for ``RSLIDE5A``, ``2618`` for ``2018``), and whole lines of an IBAN or an
+e-mail address are dropped. Low-resolution scans are common (a receipt photographed or faxed, an
+invoice scanned at 100-150 dpi): the median word box of the held-out synthetic invoice scans is
+15 px tall, and 76 % of them are under 20 px. A reading whose median word box is under 20 px is
+therefore made again on the raster enlarged (cubic interpolation) to put it at 32 px, at most
+3 times and at most 24 MP, and the enlarged reading is kept when it scores more confidently read
+characters (:func:`_judge`); its word boxes are page fractions like every reading's and its font
+sizes come from the enlarged resolution, so nothing downstream changes. Measured with the
+shipped candidate ranker, same documents (``docs/ingestion.md``): fields read right on the 200
+held-out synthetic invoices 0.833 → 0.845 (right value among the candidates 0.863 → 0.873), on
+the 200 held-out receipts 0.943 → 0.948. Pages with larger text cost nothing more.
 """
 
 from __future__ import annotations
@@ -61,6 +74,11 @@ _LINE_HEIGHT_PER_EM = 0.85
 # is at least 0.6 of that wide (a dashed rule is too thin, a speck too small) and 15 % inked.
 _UNREAD_MIN_H, _UNREAD_MAX_H, _UNREAD_MIN_W, _UNREAD_FILL = 0.5, 3.0, 0.6, 0.15
 _REREAD_MIN_CONF = 0.3  # words of the second reading below this confidence are noise
+# Small text: a reading whose median word box (words of 2+ letters or digits, at least 5 of them)
+# is under _SMALL_WORD_PX pixels tall is made again on the raster enlarged (cubic) to put that
+# median at _TARGET_WORD_PX, by at most _MAX_UPSCALE and to at most _MAX_UPSCALED_PIXELS.
+_SMALL_WORD_PX, _TARGET_WORD_PX, _MAX_UPSCALE, _UPSCALE_MIN_WORDS = 20.0, 32.0, 3.0, 5
+_MAX_UPSCALED_PIXELS = 24_000_000
 _ADAPTIVE_C = 10  # grey levels under the local mean that count as ink (paper noise stays white)
 
 
@@ -341,12 +359,44 @@ def _read_words(
     # Measured: at noise sigma ~0.09 raw tesseract reads nothing; a 3x3 median restores it.
     ocr_input = cv2.medianBlur(gray, 3) if quality.noise >= _DENOISE_ABOVE else gray
     words = _tesseract(ocr_input, dpi, lang, timeout, path, page_no)
+    factor = _upscale_factor(words, ocr_input.shape)
+    if factor > 1.0:
+        big = cv2.resize(ocr_input, None, fx=factor, fy=factor, interpolation=cv2.INTER_CUBIC)
+        bigger = _tesseract(big, dpi * factor, lang, timeout, path, page_no)
+        if _judge(tuple(bigger), big.shape).score > _judge(tuple(words), ocr_input.shape).score:
+            words, ocr_input, dpi = bigger, big, dpi * factor
+            notes.append(f"small text read again enlarged {factor:.2f}x")
     if words:
         extra = _reread(ocr_input, words, dpi, lang, timeout, path, page_no)
         if extra:
             words = _merge_words(words, extra)
             notes.append(f"re-read {len(extra)} words the page segmentation left unread")
     return words
+
+
+def _upscale_factor(words: list[Word], shape: tuple[int, int]) -> float:
+    """How much to enlarge a raster whose words are too small for tesseract (1.0: not at all).
+
+    Examples
+    --------
+    >>> small = [Word("Total", (0.1, 0.1 * i, 0.3, 0.1 * i + 0.016)) for i in range(6)]
+    >>> round(_upscale_factor(small, (1000, 800)), 2)  # 16 px words: enlarged to 32 px
+    2.0
+    >>> _upscale_factor(small, (2000, 1600))  # 32 px words: read as they are
+    1.0
+    >>> _upscale_factor(small[:3], (1000, 800))  # too few words to measure
+    1.0
+    """
+    h, w = shape
+    heights = sorted((x.bbox[3] - x.bbox[1]) * h for x in words if _letters(x) >= 2)
+    if len(heights) < _UPSCALE_MIN_WORDS:
+        return 1.0
+    px = heights[len(heights) // 2]
+    if px >= _SMALL_WORD_PX:
+        return 1.0
+    limit = (_MAX_UPSCALED_PIXELS / max(h * w, 1)) ** 0.5
+    factor = min(_MAX_UPSCALE, _TARGET_WORD_PX / max(px, 1.0), limit)
+    return factor if factor > 1.05 else 1.0
 
 
 def _read_binarised(
