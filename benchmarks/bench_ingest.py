@@ -9,7 +9,8 @@ Usage::
    (orientation check, deskew, quality metrics + grid, OCR) against raw
    ``pytesseract.image_to_data`` on the same file in the same run, alternating the two per image
    so machine noise hits both alike. ``load_document`` is also timed with the second reading of
-   small text switched off (``_ocr._upscale_factor`` returning 1.0): pages whose words are under
+   small text switched off (``load_document(enlarge_small_text=False)``, the ``--read-once`` of
+   the commands): pages whose words are under
    20 px are read twice on purpose (issue 12), and the pipeline's own overhead is measured on
    the pages read once.
    The raw baseline is given the file path (tesseract decodes it itself: the cheapest possible call)
@@ -69,9 +70,8 @@ def bench_speed(paths: list[Path]) -> list[dict]:
     import pytesseract
     from PIL import Image
 
-    from confidence.documents import _ocr, load_document
+    from confidence.documents import load_document
 
-    shipped = _ocr._upscale_factor
     rows = []
     for path in paths:
         t = time.perf_counter()
@@ -80,11 +80,9 @@ def bench_speed(paths: list[Path]) -> list[dict]:
         t = time.perf_counter()
         doc = load_document(path)
         ours = time.perf_counter() - t
-        _ocr._upscale_factor = lambda *a, **k: 1.0
         t = time.perf_counter()
-        load_document(path)
+        load_document(path, enlarge_small_text=False)
         once = time.perf_counter() - t
-        _ocr._upscale_factor = shipped
         t = time.perf_counter()
         with Image.open(path) as im:
             pytesseract.image_to_data(im, output_type=pytesseract.Output.DICT)

@@ -34,7 +34,23 @@ def add_document_args(p: argparse.ArgumentParser) -> None:
         help="do not ingest the files: page features (OCR, quality, layout) are left missing",
     )
     p.add_argument("--n-jobs", type=positive_int, default=1, help="ingestion processes (default 1)")
+    add_read_once_arg(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_read_once_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--read-once",
+        action="store_true",
+        help="OCR every scanned page once, as it is: no second reading of small text on an "
+        "enlarged raster (faster on such pages; small print is read less well)",
+    )
+
+
+def load_options(args) -> dict:
+    """Options for :func:`~confidence.documents.load_document` that the command line sets
+    (only those that differ from the defaults, so the document cache keys stay the same)."""
+    return {"enlarge_small_text": False} if getattr(args, "read_once", False) else {}
 
 
 def add_model_arg(p: argparse.ArgumentParser) -> None:
@@ -74,7 +90,7 @@ def open_datasets(paths):
 def make_cache(args):
     from confidence.documents.cache import DocumentCache
 
-    return DocumentCache(args.cache_dir, enabled=not args.no_cache)
+    return DocumentCache(args.cache_dir, enabled=not args.no_cache, **load_options(args))
 
 
 def load_table(

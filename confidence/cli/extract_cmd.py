@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from confidence.cli._args import check_out, non_negative_int, positive_int
+from confidence.cli._engine_common import add_read_once_arg, load_options
 from confidence.cli._llm_args import add_llm_args, llm_options
 
 EPILOG = """\
@@ -70,6 +71,7 @@ def register(subparsers) -> None:
         "verbalized kept) and rewrite --out atomically; --llm none for a layout-only Mapper",
     )
     p.add_argument("--cache-dir", default=None, help="ingested-document cache folder")
+    add_read_once_arg(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -77,7 +79,9 @@ def register(subparsers) -> None:
 _STATE: dict = {}
 
 
-def _init_worker(llm: str, model: str | None, kw: dict, opts: dict, schema_dict, cache_dir):
+def _init_worker(
+    llm: str, model: str | None, kw: dict, opts: dict, schema_dict, cache_dir, load_opts: dict
+):
     from confidence.documents.cache import DocumentCache
     from confidence.llm import make_client
     from confidence.schema import Schema
@@ -86,7 +90,8 @@ def _init_worker(llm: str, model: str | None, kw: dict, opts: dict, schema_dict,
         client=make_client(llm, model=model, **kw),
         schema=Schema.from_dict(schema_dict),
         opts=opts,
-        cache=DocumentCache(cache_dir) if cache_dir is not False else None,
+        cache=DocumentCache(cache_dir, **load_opts) if cache_dir is not False else None,
+        load_options=load_opts,
     )
 
 
@@ -102,7 +107,7 @@ def _one(doc_id: str, path: str) -> dict:
         doc = (
             cache.load(path, doc_id=doc_id)
             if cache is not None
-            else load_document(path, doc_id=doc_id)
+            else load_document(path, doc_id=doc_id, **_STATE["load_options"])
         )
         rec = extract_document(doc, _STATE["schema"], _STATE["client"], **_STATE["opts"])
     except (KeyboardInterrupt, SystemExit):
@@ -163,7 +168,8 @@ def run(args) -> int:
             + (f"; retrying {retried} partial or failed" if retried else ""),
             file=sys.stderr,
         )
-    init = (args.llm, args.llm_model, kw, opts, ds.schema.to_dict(), args.cache_dir)
+    init = (args.llm, args.llm_model, kw, opts, ds.schema.to_dict(), args.cache_dir,
+            load_options(args))  # fmt: skip
     if args.n_jobs == 1 or remote:  # a missing key or bad option: one error now, not per worker
         try:
             _init_worker(*init)
@@ -229,7 +235,7 @@ def _redo_mapper(args, ds, kw: dict) -> int:
     if not out.exists():
         raise DatasetError(f"--redo-mapper needs an existing runs file; {out} does not exist")
     client = None if args.llm == "none" else make_client(args.llm, model=args.llm_model, **kw)
-    cache = DocumentCache(args.cache_dir)
+    cache = DocumentCache(args.cache_dir, **load_options(args))
     by_id = {r.doc_id: r for r in ds.records}
     raw = out.read_text(encoding="utf-8").splitlines()
     rewritten, n_done, n_failed = [], 0, 0

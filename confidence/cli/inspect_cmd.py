@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from confidence.cli._engine_common import add_read_once_arg, load_options
 from confidence.documents.describe import document_summary, format_page
 
 
@@ -27,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--dpi", type=float, default=300.0, help="render dpi for PDF pages needing OCR")
     p.add_argument("--lang", default="eng", help="tesseract language(s), e.g. eng+fra")
+    add_read_once_arg(p)
     p.set_defaults(func=run)
 
 
@@ -34,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from confidence.documents import load_document
 
     try:
-        doc = load_document(args.file, dpi=args.dpi, lang=args.lang)
+        doc = load_document(args.file, dpi=args.dpi, lang=args.lang, **load_options(args))
     except ValueError as e:  # an option out of range; DocumentError is handled by the dispatcher
         print(f"extractconf inspect: error: {e}", file=sys.stderr)
         return 2

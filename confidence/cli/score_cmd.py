@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from confidence.cli._args import check_out, positive_int
-from confidence.cli._engine_common import add_document_args, add_model_arg
+from confidence.cli._engine_common import add_document_args, add_model_arg, load_options
 from confidence.cli._llm_args import add_llm_args, llm_options, make_llm
 
 EPILOG = """\
@@ -272,7 +272,7 @@ def run(args) -> int:
     records: list[RunRecord] = []
     from confidence.documents.cache import DocumentCache
 
-    cache = DocumentCache(args.cache_dir, enabled=not args.no_cache)
+    cache = DocumentCache(args.cache_dir, enabled=not args.no_cache, **load_options(args))
     need_docs = not args.no_documents or client is not None
     readable = [(d, p) for d, p, problem in items if problem is None]
     loaded = iter(
@@ -394,6 +394,7 @@ def _run_ray(args) -> int:
         "audit_seed": args.audit_seed,
         "cache_dir": args.cache_dir,
         "use_cache": not args.no_cache,
+        "load_options": load_options(args),
     }
     started = init_ray(args.ray_address, args.num_cpus, quiet=args.quiet)
     try:

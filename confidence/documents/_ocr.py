@@ -316,9 +316,14 @@ def ocr_page(
     path: Path,
     page_no: int,
     grid_shape: tuple[int, int],
+    enlarge_small_text: bool = True,
 ) -> OcrPage:
-    """Orient, deskew and OCR one page raster; measure its quality on the way."""
-    args = (dpi, lang, timeout, path, page_no, grid_shape)
+    """Orient, deskew and OCR one page raster; measure its quality on the way.
+
+    ``enlarge_small_text=False`` reads every raster once, as it is (no second reading of small
+    text on an enlarged raster, :func:`_upscale_factor`).
+    """
+    args = (dpi, lang, timeout, path, page_no, grid_shape, enlarge_small_text)
     page = _read(gray, 0, *args)
     first = _judge(page.words, page.gray.shape)
     if first.upright or not page.words:  # blank, or no text to judge by in any orientation
@@ -354,12 +359,13 @@ def _read_words(
     path: Path,
     page_no: int,
     notes: list[str],
+    enlarge: bool = True,
 ) -> list[Word]:
     """Tesseract on one raster as it will be kept, plus the re-read of the ink it left."""
     # Measured: at noise sigma ~0.09 raw tesseract reads nothing; a 3x3 median restores it.
     ocr_input = cv2.medianBlur(gray, 3) if quality.noise >= _DENOISE_ABOVE else gray
     words = _tesseract(ocr_input, dpi, lang, timeout, path, page_no)
-    factor = _upscale_factor(words, ocr_input.shape)
+    factor = _upscale_factor(words, ocr_input.shape) if enlarge else 1.0
     if factor > 1.0:
         big = cv2.resize(ocr_input, None, fx=factor, fy=factor, interpolation=cv2.INTER_CUBIC)
         bigger = _tesseract(big, dpi * factor, lang, timeout, path, page_no)
@@ -441,6 +447,7 @@ def _read(
     path: Path,
     page_no: int,
     grid_shape: tuple[int, int],
+    enlarge: bool = True,
 ) -> OcrPage:
     notes: list[str] = []
     quality, grid = measure_page(gray, dpi, rows=grid_shape[0], cols=grid_shape[1])
@@ -452,7 +459,7 @@ def _read(
         notes.append(f"denoised before OCR (noise {quality.noise:.3f})")
     if abs(quality.skew_deg) >= _DESKEW_MIN_DEG:
         straight = _deskew(gray, quality.skew_deg)
-        words = _read_words(straight, quality, dpi, lang, timeout, path, page_no, notes)
+        words = _read_words(straight, quality, dpi, lang, timeout, path, page_no, notes, enlarge)
         if words:
             gray, deskew = straight, -quality.skew_deg
             notes.insert(0, f"deskewed by {deskew:+.2f} deg")
@@ -462,9 +469,9 @@ def _read(
             # readable scan turned by 16 degrees read no words). The page as it lies is read
             # instead; nothing changes for a page whose straightened reading has words.
             notes.insert(0, f"deskew by {-quality.skew_deg:+.2f} deg dropped: it read no words")
-            words = _read_words(gray, quality, dpi, lang, timeout, path, page_no, notes)
+            words = _read_words(gray, quality, dpi, lang, timeout, path, page_no, notes, enlarge)
     else:
-        words = _read_words(gray, quality, dpi, lang, timeout, path, page_no, notes)
+        words = _read_words(gray, quality, dpi, lang, timeout, path, page_no, notes, enlarge)
     if not words:
         words = _read_binarised(gray, dpi, lang, timeout, path, page_no, notes)
     if rotation:

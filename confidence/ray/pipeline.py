@@ -220,6 +220,7 @@ def score_documents(
     documents: bool = True,
     cache_dir: str | None = None,
     use_cache: bool = True,
+    load_options: dict | None = None,
     **score_kw,
 ) -> RayJob:
     """Ingest, extract and score documents on Ray into the folder ``out`` (resumable).
@@ -247,7 +248,7 @@ def score_documents(
     if not isinstance(items, ray.data.Dataset):
         src = _items_ds(ray, todo, ingest_block(len(todo), cpus), cpus) if todo else None
     if src is not None:
-        ds = ingest(src, cache_dir=cache_dir, use_cache=use_cache)
+        ds = ingest(src, cache_dir=cache_dir, use_cache=use_cache, load_options=load_options)
         remote = isinstance(llm, str) and llm.startswith(("http://", "https://", "openai:"))
         ds = extract(
             ds, schema, llm=llm, llm_options=llm_options, doc_timeout=doc_timeout,
@@ -326,6 +327,7 @@ def score_runs(
     documents: bool = False,
     cache_dir: str | None = None,
     use_cache: bool = True,
+    load_options: dict | None = None,
     **score_kw,
 ) -> RayJob:
     """Score recorded runs (``runs.jsonl`` files) on Ray into the folder ``out`` (resumable).
@@ -362,7 +364,7 @@ def score_runs(
             per_block = ingest_block(len(rows), cpus) if documents else _RUNS_BLOCK
             ds = _items_ds(ray, rows, per_block=per_block, cpus=cpus)
             if documents:
-                ds = ingest(ds, cache_dir=cache_dir, use_cache=use_cache)
+                ds = ingest(ds, cache_dir=cache_dir, use_cache=use_cache, load_options=load_options)
             batch = 16 if documents else _RUNS_BLOCK
             _score_and_write(ds, schema, parts, run, num_cpus=num_cpus, batch_size=batch, **kw)
     return _finish(ray, out, parts, _engine_domain(score_kw.get("model")),

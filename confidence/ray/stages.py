@@ -70,12 +70,14 @@ def _table(rows: list[dict[str, Any]], columns: list[str]):
 
 
 # ------------------------------------------------------------------------------------- ingest
-def _ingest_batch(batch, *, cache_dir: str | None, use_cache: bool):
+def _ingest_batch(
+    batch, *, cache_dir: str | None, use_cache: bool, load_options: dict | None = None
+):
     from confidence.documents.cache import DocumentCache
     from confidence.errors import DocumentError
 
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # one core per task: no tesseract threads
-    cache = DocumentCache(cache_dir, enabled=use_cache)
+    cache = DocumentCache(cache_dir, enabled=use_cache, **(load_options or {}))
     rows = _rows(batch)
     for r in rows:
         r.setdefault("error", None)
@@ -106,17 +108,25 @@ def _from_bytes(row: dict[str, Any], cache) -> str:
     return json.dumps(doc.to_dict(), separators=(",", ":"))
 
 
-def ingest(ds, *, cache_dir: str | None = None, use_cache: bool = True):
+def ingest(
+    ds, *, cache_dir: str | None = None, use_cache: bool = True, load_options: dict | None = None
+):
     """Read every document (PDF text layer or OCR) in CPU tasks of one core each.
 
     Adds ``document`` (JSON) and ``error`` (a :class:`~confidence.errors.DocumentError` message,
-    None when read); ``cache_dir`` as for :class:`~confidence.documents.cache.DocumentCache`.
+    None when read); ``cache_dir`` as for :class:`~confidence.documents.cache.DocumentCache`,
+    ``load_options`` as for :func:`~confidence.documents.load_document` (e.g.
+    ``{"enlarge_small_text": False}``).
     """
     return ds.map_batches(
         _ingest_batch,
         batch_size=1,
         batch_format="pyarrow",
-        fn_kwargs={"cache_dir": cache_dir, "use_cache": use_cache},
+        fn_kwargs={
+            "cache_dir": cache_dir,
+            "use_cache": use_cache,
+            "load_options": dict(load_options or {}),
+        },
         num_cpus=1,
     )
 

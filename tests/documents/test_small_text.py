@@ -15,6 +15,7 @@ import pytest
 from confidence.cli import main
 from confidence.datasets.synthetic.generate import synth_document
 from confidence.documents import _ocr, load_document
+from confidence.documents.cache import DocumentCache
 from confidence.documents.lines import document_lines
 from confidence.types import Word
 from tests.fixtures import docs as fx
@@ -71,12 +72,32 @@ def test_inspect_reads_the_ids_of_a_low_resolution_scan(low_res_invoice, capsys)
         assert doc.fields[field] in page["text"], (field, doc.fields[field])
 
 
-def test_the_reading_as_it_lies_misses_them(low_res_invoice, monkeypatch):
-    """The case the feature is for: without enlarging, tesseract misreads the same ids."""
+def test_read_once_reads_the_page_as_it_lies_and_misses_them(low_res_invoice, capsys):
+    """``--read-once`` (``enlarge_small_text=False``): one reading per raster, no note, and the
+    case the feature is for: as the page lies, tesseract misreads the same ids."""
     doc, png = low_res_invoice
-    monkeypatch.setattr(_ocr, "_upscale_factor", lambda *a, **k: 1.0)
-    text = " | ".join(ln.text for ln in document_lines(load_document(png)))
+    assert main(["inspect", str(png), "--json", "--text", "500", "--read-once"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert not any("enlarged" in n for n in page["notes"]), page["notes"]
+    assert not any(doc.fields[f] in page["text"] for f in ("iban", "bic", "document_id"))
+    text = " | ".join(
+        ln.text for ln in document_lines(load_document(png, enlarge_small_text=False))
+    )
     assert not any(doc.fields[f] in text for f in ("iban", "bic", "document_id"))
+
+
+def test_read_once_is_its_own_cache_entry(low_res_invoice, tmp_path):
+    """A cache that reads once never serves (or is served) the enlarged reading; the default
+    cache key is the one of a cache given no options (entries made before the option stay)."""
+    _, png = low_res_invoice
+    default, once = DocumentCache(tmp_path), DocumentCache(tmp_path, enlarge_small_text=False)
+    assert default.key(png) != once.key(png)
+    assert default.key(png) == DocumentCache(tmp_path / "other").key(png)
+    notes = once.load(png).pages[0].notes
+    assert not any("enlarged" in n for n in notes)
+    assert default.get(png) is None  # the read-once entry is not the default one
+    assert any("enlarged" in n for n in default.load(png).pages[0].notes)
+    assert not any("enlarged" in n for n in once.get(png).pages[0].notes)
 
 
 def test_a_page_of_ordinary_resolution_is_read_once(low_res_invoice, monkeypatch):
@@ -98,3 +119,27 @@ def _pdf_of(doc, folder):
     if not path.exists():
         path.write_bytes(doc.data)
     return path
+
+
+def test_score_read_once_ingests_with_one_reading(low_res_invoice, tmp_path):
+    """``extractconf score --read-once``: the document is ingested read once (its cache entry
+    is the read-once one) and scored; without the flag the enlarged reading is made."""
+    from confidence.datasets.synthetic import SCHEMA
+    from confidence.readings import CallResult, FieldReading, RunRecord
+
+    doc, png = low_res_invoice
+    values = {f.name: FieldReading(doc.fields.get(f.name)) for f in SCHEMA}
+    run = RunRecord(png.stem, CallResult("hunter", values), CallResult("mapper", values))
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps(run.to_dict()) + "\n")
+    cache = tmp_path / "cache"
+    for flag, out in (["--read-once"], tmp_path / "once.jsonl"), ([], tmp_path / "twice.jsonl"):
+        args = ["score", str(png), "--runs", str(runs), "--cache-dir", str(cache), "--out",
+                str(out), "--quiet", *flag]  # fmt: skip
+        assert main(args) == 0
+        rows = [json.loads(x) for x in out.read_text().splitlines()]
+        assert len(rows) == len(SCHEMA) and {r["status"] for r in rows} == {"ok"}
+    once = DocumentCache(cache, enlarge_small_text=False).get(png)
+    twice = DocumentCache(cache).get(png)
+    assert not any("enlarged" in n for n in once.pages[0].notes)
+    assert any("enlarged" in n for n in twice.pages[0].notes)
