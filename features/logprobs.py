@@ -56,12 +56,13 @@ def token_stats_batch(readings: Sequence[FieldReading | None]) -> np.ndarray:
     out[present, 7] = cnt[present].astype(np.float64)
     if not cnt.any():
         return out
-    # the token objects are read a few hundred readings at a time: the passes over one chunk
-    # find its objects in cache (reading all tokens pass after pass is bound by memory)
+    # the tokens are read a few hundred readings at a time: the passes over one chunk find its
+    # objects in cache (reading all tokens pass after pass is bound by memory), and the
+    # per-token matrices of a chunk are small
     ends = np.cumsum(cnt)
     cuts = [0, *(np.searchsorted(ends, np.arange(_CHUNK, ends[-1], _CHUNK)) + 1).tolist(), n]
     parts = [_read(chain.from_iterable(t for t in per[a:b] if t)) for a, b in pairwise(cuts)]
-    lp_arr, k_all, alts, missing = (np.concatenate(col) for col in zip(*parts, strict=True))
+    lp_arr, has_top, ent, margin, two, top1 = (np.concatenate(c) for c in zip(*parts, strict=True))
     with_tok = cnt > 0
     offsets = np.concatenate(([0], ends[:-1]))[with_tok]
     owner = np.repeat(np.arange(n), cnt)
@@ -70,15 +71,21 @@ def token_stats_batch(readings: Sequence[FieldReading | None]) -> np.ndarray:
     out[with_tok, 1] = np.minimum.reduceat(lp_arr, offsets)
     out[with_tok, 2] = total
     out[with_tok, 3] = lp_arr[offsets]
-    has_top = k_all > 0
-    if has_top.any():
-        _topk_stats(out, n, owner[has_top], lp_arr[has_top], alts, k_all[has_top], missing)
+    if has_top.any():  # means over the tokens with alternatives (margins: with two of them)
+        owner = owner[has_top]
+        n_top = np.bincount(owner, minlength=n)
+        has = n_top > 0
+        out[has, 4] = np.bincount(owner, weights=ent, minlength=n)[has] / n_top[has]
+        n_two = np.bincount(owner[two], minlength=n)
+        has2 = n_two > 0
+        out[has2, 5] = np.bincount(owner[two], weights=margin[two], minlength=n)[has2] / n_two[has2]
+        out[has, 6] = np.bincount(owner, weights=top1, minlength=n)[has] / n_top[has]
     return out
 
 
-def _read(tokens: Iterable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per token its logprob and number of alternatives; every alternative's logprob; per token
-    with alternatives whether the chosen token is missing from them."""
+def _read(tokens: Iterable) -> tuple[np.ndarray, ...]:
+    """Per token its logprob and whether it has alternatives; per token with alternatives its
+    entropy, top-2 margin, whether it has two alternatives and whether it is the top one."""
     toks = list(tokens)
     lp = np.fromiter(map(_LOGPROB, toks), dtype=np.float64, count=len(toks))
     tops = list(map(_TOP, toks))
@@ -89,7 +96,8 @@ def _read(tokens: Iterable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
         )
     except IndexError:
         raise ValueError("top alternatives must be (token, logprob) pairs") from None
-    if not k.all():
+    has_top = k > 0
+    if not has_top.all():
         toks, tops = list(compress(toks, tops)), [t for t in tops if t]
     # the chosen token is missing from its alternatives unless one of them spells it; most
     # often the first one does, and only the others are looked at one by one
@@ -97,22 +105,18 @@ def _read(tokens: Iterable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     missing = ~np.fromiter(map(eq, map(_TOKEN, toks), first), dtype=bool, count=len(tops))
     for i in np.flatnonzero(missing).tolist():
         missing[i] = toks[i].token not in [t for t, _ in tops[i]]
-    return lp, k, alts, missing
+    return lp, has_top, *_topk(lp[has_top], alts, k[has_top], missing)
 
 
-def _topk_stats(
-    out: np.ndarray,
-    n: int,
-    owner: np.ndarray,
-    chosen: np.ndarray,
-    alts: np.ndarray,
-    k: np.ndarray,
-    missing: np.ndarray,
-) -> None:
-    """Entropy, margin and top-1 rate columns from the tokens that carry alternatives: their
-    owner reading, logprob, alternatives' logprobs (flat), number of alternatives and whether
-    the chosen token is missing from them."""
+def _topk(
+    chosen: np.ndarray, alts: np.ndarray, k: np.ndarray, missing: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Entropy, top-2 margin, whether there are two alternatives and whether the chosen token
+    is the top one, per token with alternatives (its logprob, the alternatives' logprobs flat,
+    their number, whether the chosen token is missing from them)."""
     m = len(k)
+    if m == 0:
+        return np.empty(0), np.empty(0), np.empty(0, dtype=bool), np.empty(0)
     width = int(k.max()) + 1  # room for the chosen token when it is not among the top-k
     a = np.full((m, width), -np.inf)
     if (k == width - 1).all():  # as many alternatives for every token (a provider's top-k)
@@ -125,23 +129,15 @@ def _topk_stats(
     # most likely first, padding (-inf) last; providers list them so: sort the other rows only
     unsorted = ~(a[:, :-1] >= a[:, 1:]).all(axis=1)
     a[unsorted] = -np.sort(-a[unsorted], axis=1)
-    valid = np.arange(width)[None, :] < size[:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
         ps = np.exp(a)
         tail = 1.0 - ps.sum(axis=1)
-        # log p is the logprob itself: no log() per alternative.
-        ent = -np.where(valid, ps * a, 0.0).sum(axis=1)
+        # log p is the logprob itself: no log() per alternative; 0 in the padding
+        plogp = np.where(np.arange(width)[None, :] < size[:, None], ps * a, 0.0)
+        ent = -plogp.sum(axis=1)
         ent = np.where(tail > 1e-12, ent - tail * np.log(np.where(tail > 1e-12, tail, 1.0)), ent)
-    n_top = np.bincount(owner, minlength=n)
-    has = n_top > 0
-    out[has, 4] = np.bincount(owner, weights=ent, minlength=n)[has] / n_top[has]
-    two = size >= 2
-    n_two = np.bincount(owner[two], minlength=n)
-    margin = ps[two, 0] - ps[two, 1]
-    has2 = n_two > 0
-    out[has2, 5] = np.bincount(owner[two], weights=margin, minlength=n)[has2] / n_two[has2]
     top1 = (chosen >= a[:, 0] - 1e-9).astype(np.float64)
-    out[has, 6] = np.bincount(owner, weights=top1, minlength=n)[has] / n_top[has]
+    return ent, ps[:, 0] - ps[:, 1], size >= 2, top1
 
 
 def token_stats(reading: FieldReading | None) -> list[float]:
