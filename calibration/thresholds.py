@@ -466,15 +466,12 @@ class ThresholdSelector(BaseEstimator):
         if not len(types) == len(grps) == len(fields):
             raise ValueError("fields, field_types and groups must have the same length")
         memo: dict[tuple[str, str | None, str | None], tuple[float, str]] = {}
-        lam = np.empty(len(fields), dtype=float)
-        src: list[str] = []
-        for i, key in enumerate(zip(fields, types, grps, strict=True)):
-            hit = memo.get(key)
-            if hit is None:
-                hit = memo[key] = self.lookup(*key)
-            lam[i] = hit[0]
-            src.append(hit[1])
-        return lam, src
+        hits = [
+            memo[key] if key in memo else memo.setdefault(key, self.lookup(*key))
+            for key in zip(fields, types, grps, strict=True)
+        ]
+        lam = np.array([h[0] for h in hits], dtype=float).reshape(len(hits))
+        return lam, [h[1] for h in hits]
 
     def threshold_for(self, field: str, field_type: str | None = None) -> float:
         """The threshold alone of :meth:`lookup`."""

@@ -60,7 +60,7 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 from sklearn.base import BaseEstimator
 from sklearn.covariance import LedoitWolf
 from sklearn.utils._param_validation import Interval
@@ -94,6 +94,11 @@ def domain_columns(X, names: Sequence[str] = FEATURE_NAMES, *, min_present: floa
         if not name.startswith("type_") and len(v) >= min_present * len(X) and np.ptp(v) > 0:
             out.append(j)
     return out
+
+
+def _quadratic(Z: np.ndarray, precision: np.ndarray) -> np.ndarray:
+    """``z' P z`` of every row ``z`` of ``Z`` (one matrix product)."""
+    return ((Z @ precision) * Z).sum(axis=1)
 
 
 def _round(a: np.ndarray, digits: int) -> np.ndarray:
@@ -252,10 +257,12 @@ class DomainReference(BaseEstimator):
             return dict.fromkeys((str(g) for g in groups), POOLED)
         if len(schemas) != len(groups):
             raise ValueError("schemas needs one schema key per row")
-        out: dict[str, str] = {}
-        for g, k in zip(groups, schemas, strict=True):
-            if out.setdefault(str(g), str(k)) != str(k):
-                raise ValueError(f"document {g}: rows of two schemas ({out[str(g)]}, {k})")
+        out = dict(zip(map(str, groups), map(str, schemas), strict=True))
+        if len(set(zip(map(str, groups), map(str, schemas), strict=True))) > len(out):
+            seen: dict[str, str] = {}  # a document of two schemas: name the first one
+            for g, k in zip(groups, schemas, strict=True):
+                if seen.setdefault(str(g), str(k)) != str(k):
+                    raise ValueError(f"document {g}: rows of two schemas ({seen[str(g)]}, {k})")
         return out
 
     def _core(self) -> np.ndarray:
@@ -279,24 +286,31 @@ class DomainReference(BaseEstimator):
             lo = np.searchsorted(ref, x[ok], side="left")
             hi = np.searchsorted(ref, x[ok], side="right")
             n = len(ref)
-            F = np.clip((lo + hi) / (2 * n), 0.5 / n, 1 - 0.5 / n)
-            Z[ok, j] = stats.norm.ppf(F)
+            # F takes one of 2n + 1 values (lo + hi is an integer): the normal score of each,
+            # stats.norm.ppf(F) (ndtri(F) * scale + loc, scale 1, loc 0), is looked up
+            F = np.clip(np.arange(2 * n + 1) / (2 * n), 0.5 / n, 1 - 0.5 / n)
+            Z[ok, j] = (special.ndtri(F) * 1.0 + 0.0)[lo + hi]
         return Z
 
     def _doc_distances(self, X: np.ndarray, groups) -> tuple[list[str], np.ndarray]:
         """Mean row distance per document; rows without any optional column use the core view."""
         Z = self._z(X)
-        d = np.einsum("ij,jk,ik->i", Z, self.precision_, Z)
+        lacking = np.zeros(len(X), dtype=bool)
         if getattr(self, "core_precision_", None) is not None:
             core = self._core()
             lacking = ~np.isfinite(np.delete(X, core, axis=1)).any(axis=1)
-            Zc = Z[np.ix_(lacking, core)]
-            d[lacking] = np.einsum("ij,jk,ik->i", Zc, self.core_precision_, Zc)
-        groups = np.asarray([str(g) for g in groups], dtype=object)
-        ids, first, inv = np.unique(groups, return_index=True, return_inverse=True)
-        mean = np.bincount(inv, weights=d) / np.bincount(inv)
-        order = np.argsort(first)  # first-seen order
-        return [str(i) for i in ids[order]], mean[order]
+        d = np.empty(len(X))
+        if not lacking.all():  # each view only on its own rows (rows scored without documents
+            Zf = Z[~lacking] if lacking.any() else Z  # all lack the page columns)
+            d[~lacking] = _quadratic(Zf, self.precision_)
+        if lacking.any():
+            d[lacking] = _quadratic(Z[np.ix_(lacking, core)], self.core_precision_)
+        names = list(map(str, groups))
+        ids = list(dict.fromkeys(names))  # first-seen order
+        pos = {g: i for i, g in enumerate(ids)}
+        inv = np.fromiter(map(pos.__getitem__, names), dtype=np.intp, count=len(names))
+        mean = np.bincount(inv, weights=d, minlength=len(ids)) / np.bincount(inv)
+        return ids, mean
 
     def novelty_p(self, X, groups, schemas=None) -> tuple[list[str], np.ndarray]:
         """(doc_ids, conformal p-value per document); small = unlike the reference."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -49,21 +50,35 @@ def schema_key(fields: Sequence[str], field_types: Sequence[str]) -> str:
     if len(fields) != len(field_types):
         raise ValueError("schema_key needs one type per field")
     pairs = sorted({f"{n}:{t}" for n, t in zip(fields, field_types, strict=True)})
-    return hashlib.sha256("\n".join(pairs).encode()).hexdigest()[:16]
+    return _key("\n".join(pairs))
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def row_schema_keys(doc_ids, fields, field_types) -> np.ndarray:
     """Per row, the :func:`schema_key` of its document's fields (all its rows' fields)."""
-    doc_ids = [str(d) for d in doc_ids]
+    doc_ids = list(map(str, doc_ids))
     if not len(doc_ids) == len(fields) == len(field_types):
         raise ValueError("doc_ids, fields and field_types need one entry per row")
-    per_doc: dict[str, tuple[list[str], list[str]]] = {}
-    for d, f, t in zip(doc_ids, fields, field_types, strict=True):
-        names, types = per_doc.setdefault(d, ([], []))
-        names.append(str(f))
-        types.append(str(t))
-    keys = {d: schema_key(*nt) for d, nt in per_doc.items()}
-    return np.array([keys[d] for d in doc_ids], dtype=object)
+    pairs = list(map("{}:{}".format, fields, field_types))
+    per_doc: dict[str, set[str]] = {d: set() for d in doc_ids}
+    # a document's rows mostly come one after the other: add them run by run
+    pos = {d: i for i, d in enumerate(per_doc)}
+    codes = np.fromiter(map(pos.__getitem__, doc_ids), dtype=np.intp, count=len(doc_ids))
+    cuts = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist(), len(doc_ids)]
+    for a, b in pairwise(cuts):
+        if b > a:
+            per_doc[doc_ids[a]].update(pairs[a:b])
+    memo: dict[frozenset[str], str] = {}  # the documents of a batch share a few field sets
+    keys = {}
+    for d, found in per_doc.items():
+        fs = frozenset(found)
+        if fs not in memo:
+            memo[fs] = _key("\n".join(sorted(fs)))
+        keys[d] = memo[fs]
+    return np.array(list(map(keys.__getitem__, doc_ids)), dtype=object)
 
 
 def _floats(a) -> list[float]:

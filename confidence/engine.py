@@ -80,7 +80,7 @@ from confidence.records import align_documents, as_call_result, as_run_record
 from confidence.routing import decide, guard_instructions, overrides, reasons, straight_through
 from confidence.sampling import BALANCE_MODES, balance_weights, split_documents
 from confidence.schema import Schema
-from confidence.scores import FieldScore
+from confidence.scores import FieldScore, field_scores
 from confidence.types import Document
 
 __all__ = ["ConfidenceEngine", "default_model_dir"]
@@ -503,6 +503,8 @@ class ConfidenceEngine(BaseEstimator):
         if getattr(self, "domain_", None) is None or not ok.any():
             return None
         keys = row_schema_keys(rows.doc_ids, rows.fields, rows.field_types)
+        if ok.all():  # no copy of the rows
+            return self.domain_.check(self._model_rows(rows.X), rows.doc_ids, schemas=keys)
         ids = np.asarray(rows.doc_ids, dtype=object)[ok]
         return self.domain_.check(self._model_rows(rows.X[ok]), ids, schemas=keys[ok])
 
@@ -547,7 +549,7 @@ class ConfidenceEngine(BaseEstimator):
         n = len(rows)
         ok = np.array([s != "error" for s in rows.status], dtype=bool)
         conf = np.full(n, np.nan)
-        Xok = rows.X[ok]
+        Xok = rows.X if ok.all() else rows.X[ok]
         conf[ok] = self.predict_confidence(Xok)
         group = [(groups or {}).get(d) for d in rows.doc_ids]
         lam, src = self.thresholds_.lookup_many(rows.fields, rows.field_types, group)
@@ -590,8 +592,11 @@ class ConfidenceEngine(BaseEstimator):
                 why[i] = [ONE_READING, *(w for w in why[i] if w != ONE_READING)][:3]
         dec, why = guard_instructions(dec, why, rows.instructions)
         p_sample = sampling_probs(dec, rate=audit_rate)
-        audited = audit_mask(dec, audit_uniforms(rows.doc_ids, rows.fields, seed=audit_seed),
-                             rate=audit_rate)  # fmt: skip
+        if audit_rate > 0:
+            uniforms = audit_uniforms(rows.doc_ids, rows.fields, seed=audit_seed)
+            audited = audit_mask(dec, uniforms, rate=audit_rate)
+        else:  # no draw falls below a rate of 0: no need to draw
+            audited = np.zeros(n, dtype=bool)
         for i in np.flatnonzero(audited):
             dec[i] = "review"
             why[i] = [AUDIT_REASON, *why[i]]
@@ -610,36 +615,38 @@ class ConfidenceEngine(BaseEstimator):
                 "relies on the other signals and their thresholds on the global fallback",
                 stacklevel=3,
             )
-        return [
-            FieldScore(
-                doc_id=rows.doc_ids[i],
-                field=rows.fields[i],
-                field_type=rows.field_types[i],
-                value=rows.values[i],
-                hunter_value=rows.hunter_values[i],
-                mapper_value=rows.mapper_values[i],
-                confidence=float(conf[i]) if ok[i] else None,
-                decision=str(dec[i]),
-                threshold=float(lam[i]) if math.isfinite(lam[i]) else None,
-                threshold_source=src[i],
-                reasons=tuple(why[i]),
-                status=rows.status[i],
-                error=rows.error[i],
-                group=group[i],
-                novelty_p=novelty[i][0],
-                out_of_domain=novelty[i][1],
-                batch_shift_p=batch_p,
-                audit=bool(audited[i]),
-                p_sample=float(p_sample[i]),
-                audit_rate=audit_rate,
-                features={n: float(rows.X[i, j]) for n, j in top if np.isfinite(rows.X[i, j])}
-                if top
-                else None,
-                llm=llm.get(rows.doc_ids[i], ""),
-                **prints,
-            )
-            for i in range(n)
-        ]
+        feats = None
+        if top:
+            feats = [
+                {n: float(x[j]) for n, j in top if math.isfinite(x[j])} for x in rows.X.tolist()
+            ]
+        return field_scores(
+            {
+                "doc_id": rows.doc_ids,
+                "field": rows.fields,
+                "field_type": rows.field_types,
+                "value": rows.values,
+                "hunter_value": rows.hunter_values,
+                "mapper_value": rows.mapper_values,
+                "confidence": [
+                    c if o else None for c, o in zip(conf.tolist(), ok.tolist(), strict=True)
+                ],
+                "decision": [str(d) for d in dec.tolist()],
+                "threshold": [t if math.isfinite(t) else None for t in lam.tolist()],
+                "threshold_source": src,
+                "reasons": [tuple(w) for w in why],
+                "status": rows.status,
+                "error": rows.error,
+                "group": group,
+                "novelty_p": [p for p, _ in novelty],
+                "out_of_domain": [o for _, o in novelty],
+                "audit": audited.tolist(),
+                "p_sample": p_sample.astype(float).tolist(),
+                "features": feats or [None] * n,
+                "llm": [llm.get(d, "") for d in rows.doc_ids],
+            },
+            {"batch_shift_p": batch_p, "audit_rate": audit_rate, **prints},
+        )
 
     def score(
         self,

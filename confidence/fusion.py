@@ -32,6 +32,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from confidence import __version__, persistence
+from confidence.contributions import MIN_ROWS, contributions, tree_splits
 from confidence.errors import ModelError
 
 __all__ = ["FusionClassifier"]
@@ -309,9 +310,23 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
         """Per-feature contributions to the log-odds (TreeSHAP), shape (n, n_features + 1).
 
         The last column is the expected value; each row sums to :meth:`decision_function`.
+        LightGBM's ``pred_contrib``, computed for a large batch once per split pattern of each
+        tree (:mod:`confidence.contributions`; equal up to the order of floating-point sums).
         """
         X = self._check_X(X)
-        return self.booster_.predict(X, pred_contrib=True)
+        if len(X) < MIN_ROWS:  # not worth grouping (nor working out the splits)
+            return self.booster_.predict(X, pred_contrib=True)
+        return contributions(self.booster_, X, self._tree_splits())
+
+    def _tree_splits(self):
+        """The booster's :func:`~confidence.contributions.tree_splits`, worked out once per
+        booster (a refit or a loaded model has another one)."""
+        booster, n_trees, splits = self.__dict__.get("_splits", (None, -1, None))
+        if booster is not self.booster_ or n_trees != self.booster_.num_trees():
+            booster, n_trees = self.booster_, self.booster_.num_trees()
+            splits = tree_splits(booster)
+            self.__dict__["_splits"] = (booster, n_trees, splits)
+        return splits
 
     def shap_values(self, X) -> np.ndarray:
         """SHAP values in log-odds, shape (n, n_features).

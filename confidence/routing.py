@@ -246,18 +246,23 @@ def overrides(
     if on_shift not in ("warn", "review"):
         raise ValueError(f"on_shift={on_shift!r}; valid: 'warn', 'review'")
     certified = set(absence_certified)
-    out: list[str | None] = []
-    for i, (v, f) in enumerate(zip(values, fields, strict=True)):
-        why = None
-        if (v is None or not str(v).strip()) and f not in certified:
-            why = EMPTY_UNCERTIFIED
-        elif malformed is not None and malformed[i]:
-            why = MALFORMED
-        elif on_shift == "review" and out_of_domain is not None and out_of_domain[i]:
-            why = OUT_OF_DOMAIN.format(p=novelty_p[i] if novelty_p is not None else float("nan"))
-        elif on_shift == "review" and batch_shifted:
-            why = SHIFTED_BATCH.format(p=batch_shift_p if batch_shift_p is not None else 0.0)
-        out.append(why)
+    out: list[str | None] = [
+        EMPTY_UNCERTIFIED if (v is None or not str(v).strip()) and f not in certified else None
+        for v, f in zip(values, fields, strict=True)
+    ]
+    review = on_shift == "review"
+    if not review and malformed is None:
+        return out
+    for i, why in enumerate(out):
+        if why is not None:
+            continue
+        if malformed is not None and malformed[i]:
+            out[i] = MALFORMED
+        elif review and out_of_domain is not None and out_of_domain[i]:
+            p = novelty_p[i] if novelty_p is not None else float("nan")
+            out[i] = OUT_OF_DOMAIN.format(p=p)
+        elif review and batch_shifted:
+            out[i] = SHIFTED_BATCH.format(p=batch_shift_p if batch_shift_p is not None else 0.0)
     return out
 
 
@@ -322,14 +327,21 @@ def reasons(
         signed = np.where(digital[:, None] & image_only[None, :], 0.0, signed)
     k = min(len(names), 3 * top)  # a few spares: some phrases repeat or stay silent
     order = np.argsort(-signed, axis=1, kind="stable")[:, :k]
+    # the candidates of every row as plain lists: the loop below reads no numpy scalar
+    rows = zip(
+        order.tolist(),
+        np.take_along_axis(signed, order, axis=1).tolist(),
+        np.take_along_axis(np.asarray(X, dtype=float), order, axis=1).tolist(),
+        np.take_along_axis(C, order, axis=1).tolist(),
+        strict=True,
+    )
     out: list[list[str]] = []
-    for i in range(len(C)):
+    for cols, strengths, values, contribs in rows:
         words: list[str] = []
-        for j in order[i]:
-            s = signed[i, j]
+        for j, s, x, c in zip(cols, strengths, values, contribs, strict=True):
             if s <= 0 or (words and s < min_contribution):
                 break
-            w = phrase(names[j], X[i, j], C[i, j])
+            w = phrase(names[j], x, c)
             if w and w not in words:
                 words.append(w)
                 if len(words) == top:

@@ -7,11 +7,12 @@ the calibrated confidence, the decision with its threshold, reasons, and the row
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Mapping, Sequence
+from dataclasses import MISSING, dataclass, fields
+from itertools import repeat
 from typing import Any
 
-__all__ = ["FEATURE_PREFIX", "SCORED_COLUMNS", "FieldScore"]
+__all__ = ["FEATURE_PREFIX", "SCORED_COLUMNS", "FieldScore", "field_scores"]
 
 
 @dataclass(frozen=True)
@@ -97,3 +98,51 @@ FEATURE_PREFIX = "feature."
 """Column prefix of the feature values ``score --features`` writes."""
 SCORED_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FieldScore) if f.name != "features")
 """Columns of the scored output, in order (see DESIGN.md "Scored output")."""
+
+_FIELDS = tuple(f.name for f in fields(FieldScore))
+_DEFAULTS = {f.name: f.default for f in fields(FieldScore)}
+
+
+def field_scores(
+    columns: Mapping[str, Sequence[Any]], constant: Mapping[str, Any] | None = None
+) -> list[FieldScore]:
+    """:class:`FieldScore` rows from ``columns`` (name -> one value per row) and ``constant``
+    (name -> the value of every row); a name in neither takes its default.
+
+    The rows equal those the constructor makes from the same values; they are built without its
+    frozen-dataclass assignment of each attribute (24 calls per row, most of the cost of
+    building a large batch), which :class:`FieldScore` needs nothing from: it validates
+    nothing (no ``__post_init__``).
+
+    Examples
+    --------
+    >>> rows = field_scores(
+    ...     {"doc_id": ["a", "b"], "value": ["1", None], "confidence": [0.9, None],
+    ...      "decision": ["accept", "review"]},
+    ...     {"field": "total", "field_type": "amount", "hunter_value": None, "mapper_value": None,
+    ...      "threshold": 0.8, "threshold_source": "field"})
+    >>> rows[1] == FieldScore(
+    ...     "b", "total", "amount", None, None, None, None, "review", 0.8, "field")
+    True
+    """
+    constant = constant or {}
+    given = set(columns) | set(constant)
+    unknown = given - set(_FIELDS)
+    if unknown:
+        raise TypeError(f"FieldScore has no attribute(s) {sorted(unknown)}")
+    missing = [f.name for f in fields(FieldScore) if f.name not in given and f.default is MISSING]
+    if missing:
+        raise TypeError(f"no value for {missing}")
+    n = len(next(iter(columns.values()))) if columns else 0
+    if any(len(c) != n for c in columns.values()):
+        raise ValueError("every column needs one value per row")
+    values = [
+        columns[f] if f in columns else repeat(constant.get(f, _DEFAULTS[f]), n) for f in _FIELDS
+    ]
+    new = object.__new__
+    out = []
+    for row_values in zip(*values, strict=True):
+        row = new(FieldScore)
+        row.__dict__.update(zip(_FIELDS, row_values, strict=True))
+        out.append(row)
+    return out

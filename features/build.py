@@ -30,10 +30,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
 
 import numpy as np
 
 from confidence.documents.instructions import instruction_near
+from confidence.documents.normalize import is_empty
 from confidence.documents.search import document_index
 from confidence.documents.text import fold
 from confidence.errors import DatasetError
@@ -347,27 +349,64 @@ def pageless_matrix(rows: list[tuple]) -> np.ndarray:
     ``feature_matrix`` on an empty document with those columns blanked (tested), at a fraction
     of the cost.
     """
+    hv = _present([None if r[2] is None else r[2].value for r in rows])
+    mv = _present([None if r[3] is None else r[3].value for r in rows])
+    prefer = [_prefer(list(r[4:])) if len(r) > 4 else "hunter" for r in rows]
+    rv = [
+        m if p == "mapper" else (h if h is not None else m)
+        for h, m, p in zip(hv, mv, prefer, strict=True)
+    ]
+    return _pageless(rows, hv, mv, rv)
+
+
+def _present(values: Sequence[str | None]) -> list[str | None]:
+    """Each value where it is present (not :func:`~confidence.documents.normalize.is_empty`),
+    else None; each distinct value is looked at once."""
+    absent = {v for v in set(values) if is_empty(v)}
+    return [None if v in absent else v for v in values]
+
+
+def _each(func, keys: Sequence[tuple]) -> np.ndarray:
+    """Rows ``func(*key)`` of every key, computed once per distinct key of the batch (the
+    families below are pure functions of their arguments)."""
+    index: dict[tuple, int] = {}
+    rows = [index.setdefault(k, len(index)) for k in keys]
+    return np.array([func(*k) for k in index], dtype=np.float64)[rows]
+
+
+def _pageless(
+    rows: Sequence[tuple],
+    hv: Sequence[str | None],
+    mv: Sequence[str | None],
+    rv: Sequence[str | None],
+) -> np.ndarray:
+    """:func:`pageless_matrix` from the rows and their present Hunter, Mapper and reported
+    values, column family by column family over the whole batch."""
     X = np.full((len(rows), len(FEATURE_NAMES)), np.nan)
-    for i, (f, _, h, m, *more) in enumerate(rows):
-        hv = h.value if h is not None and disagreement.present(h.value) else None
-        mv = m.value if m is not None and disagreement.present(m.value) else None
-        label = m.label if m is not None else None
-        X[i, _AGREE] = disagreement.values(f.type, hv, mv, None, None, label)
-        X[i, _READER] = reader.values(m)
-        rv = mv if _prefer(more) == "mapper" else (hv if hv is not None else mv)
-        X[i, _VALID] = validity.values(f.type, rv)
-        if rv is not None:
-            X[i, _CHARS] = len(fold(rv))
+    if not rows:
+        return X
+    fields = [r[0] for r in rows]
+    types = [f.type for f in fields]
+    mappers = [r[3] for r in rows]
+    labels = [None if m is None else m.label for m in mappers]
+    X[:, _AGREE] = _each(
+        lambda t, h, m, label: disagreement.values(t, h, m, None, None, label),
+        list(zip(types, hv, mv, labels, strict=True)),
+    )
+    X[:, _READER] = reader.values_batch(mappers)
+    X[:, _VALID] = _each(validity.values, list(zip(types, rv, strict=True)))
+    X[:, _CHARS] = [np.nan if v is None else len(fold(v)) for v in rv]
     # one batched pass over every reading's tokens (Hunter, Mapper interleaved)
-    readings = [r for _, _, h, m, *_ in rows for r in (h, m)]
+    readings = [x for r in rows for x in (r[2], r[3])]
     X[:, _LP] = logprobs.token_stats_batch(readings).reshape(len(rows), -1)
-    X[:, _CONS] = consistency.values_batch(rows)
-    X[:, _KINDS] = _kinds(rows)
-    types = np.array([f.type for f, *_ in rows], dtype=object)
+    doc_ids = [getattr(r[1], "doc_id", "") for r in rows]
+    X[:, _CONS] = consistency.values_of(fields, doc_ids, hv, mv, rv)
+    X[:, _KINDS] = value_kinds.values_batch(fields, rv)
+    tarr = np.array(types, dtype=object)
     for t in set(types):
         col = _COL.get(f"type_{t}")
         if col is not None:
-            X[:, col] = (types == t).astype(float)
+            X[:, col] = (tarr == t).astype(float)
     type_cols = [i for n, i in _COL.items() if n.startswith("type_")]
     X[:, type_cols] = np.nan_to_num(X[:, type_cols], nan=0.0)
     return X
@@ -404,54 +443,74 @@ def record_rows(
     (['total', 'date'], ['9.00', None], 'field not in the run; scored as not extracted')
     """
     documents = documents or {}
-    todo: list[tuple] = []
-    rows_doc_missing: list[bool] = []
-    out = RecordRows(np.empty(0), [], [], [], [], [], [], [], [], [])
+    fields = schema.fields
+    names = [f.name for f in fields]
+    types = [f.type for f in fields]
+    k = len(fields)
+    recs: list[tuple] = []  # (doc_id, document or None, status, why, reported reading)
+    hs: list[FieldReading | None] = []  # every row's Hunter and Mapper readings
+    ms: list[FieldReading | None] = []
     for rec in records:
-        doc = documents.get(rec.doc_id)
-        have_doc = doc is not None
-        if doc is None:
-            doc = _empty_document(rec.doc_id)
         status, why = document_status(rec)
-        failed = status == "error"
         prefer = rec.meta.get("reported", "hunter")
         if rec.mapper is None or rec.mapper.status == "error":
             prefer = "hunter"  # no Mapper reading survived: the Hunter's is all there is
-        for f in schema.fields:
-            h = rec.hunter.fields.get(f.name) if rec.hunter is not None else None
-            m = rec.mapper.fields.get(f.name) if rec.mapper is not None else None
-            out.doc_ids.append(rec.doc_id)
-            out.fields.append(f.name)
-            out.field_types.append(f.type)
-            out.hunter_values.append(None if h is None else h.value)
-            out.mapper_values.append(None if m is None else m.value)
-            out.values.append(reported_value(h, m, prefer=prefer))
-            if failed:
-                out.status.append("error")
-                out.error.append(why)
-                out.instructions.append(None)
-                continue
-            out.instructions.append(
-                instruction_near(
-                    doc, (out.values[-1], out.hunter_values[-1], out.mapper_values[-1]), f.type
-                )
-                if have_doc
-                else None
-            )
-            out.status.append(status)
-            out.error.append(why or (None if h is not None or m is not None else _NOT_IN_RUN))
-            todo.append((f, doc, h, m, prefer))
-            rows_doc_missing.append(not have_doc)
-    X = np.full((len(out.doc_ids), len(FEATURE_NAMES)), np.nan)
-    ok = np.array([s != "error" for s in out.status], dtype=bool)
-    if todo:
+        if prefer not in REPORTED_READINGS and k:
+            reported_value(None, None, prefer=prefer)  # raises, naming the valid choices
+        h, m = rec.hunter, rec.mapper
+        hs.extend([h.fields.get(n) for n in names] if h is not None else [None] * k)
+        ms.extend([m.fields.get(n) for n in names] if m is not None else [None] * k)
+        recs.append((rec.doc_id, documents.get(rec.doc_id), status, why, prefer))
+    # the values of the whole batch at once (reported_value, row by row)
+    hraw = [None if h is None else h.value for h in hs]
+    mraw = [None if m is None else m.value for m in ms]
+    hv, mv = _present(hraw), _present(mraw)
+    prefer_of = [r[4] for r in recs for _ in range(k)]
+    rv = [
+        m if p == "mapper" else (h if h is not None else m)
+        for h, m, p in zip(hv, mv, prefer_of, strict=True)
+    ]
+    doc_ids = [r[0] for r in recs for _ in range(k)]
+    out = RecordRows(
+        np.empty(0), doc_ids, names * len(recs), types * len(recs), rv, hraw, mraw, [], [], []
+    )
+    todo: list[tuple] = []
+    rows_doc_missing: list[bool] = []
+    for j, (doc_id, doc, status, why, prefer) in enumerate(recs):
+        a, b = j * k, (j + 1) * k
+        if status == "error":
+            out.status.extend(["error"] * k)
+            out.error.extend([why] * k)
+            out.instructions.extend([None] * k)
+            continue
+        values = zip(rv[a:b], hraw[a:b], mraw[a:b], strict=True)
+        out.instructions.extend(
+            [instruction_near(doc, v, t) for v, t in zip(values, types, strict=True)]
+            if doc is not None
+            else [None] * k
+        )
+        out.status.extend([status] * k)
+        readings = list(zip(fields, hs[a:b], ms[a:b], strict=True))
+        read = [h is not None or m is not None for _, h, m in readings]
+        out.error.extend([why or (None if r else _NOT_IN_RUN) for r in read])
+        page = doc if doc is not None else _empty_document(doc_id)
+        todo.extend([(f, page, h, m, prefer) for f, h, m in readings])
+        rows_doc_missing.extend([doc is None] * k)
+    ok = [s != "error" for s in out.status]
+    if todo and all(rows_doc_missing):  # no document at all: the fast path, on the values above
+        Xok = _pageless(todo, *(list(compress(c, ok)) for c in (hv, mv, rv)))
+    elif todo:
         miss = np.array(rows_doc_missing, dtype=bool)
         Xok = np.empty((len(todo), len(FEATURE_NAMES)))
         if miss.any():
             Xok[miss] = pageless_matrix([r for r, m in zip(todo, miss, strict=True) if m])
-        if (~miss).any():
-            Xok[~miss] = feature_matrix([r for r, m in zip(todo, miss, strict=True) if not m])
-        X[ok] = Xok
+        Xok[~miss] = feature_matrix([r for r, m in zip(todo, miss, strict=True) if not m])
+    if todo and len(todo) == len(ok):
+        X = Xok  # every row scorable: no copy
+    else:
+        X = np.full((len(out.doc_ids), len(FEATURE_NAMES)), np.nan)
+        if todo:
+            X[np.array(ok, dtype=bool)] = Xok
     return RecordRows(
         X,
         out.doc_ids,

@@ -27,16 +27,16 @@ batch); a row alone in its document has nothing to add up with.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from confidence.calls.consistency import relation_flags
+from confidence.calls.consistency import field_roles, relation_checker
 from confidence.documents.normalize import is_empty
 from confidence.documents.text import fold
-from confidence.schema import Schema
+from confidence.schema import Field, Schema
 
-__all__ = ["NAMES", "values_batch"]
+__all__ = ["NAMES", "values_batch", "values_of"]
 
 NAMES: tuple[str, ...] = ("cons_h", "cons_m", "cons_shared", "cons_part_of")
 _MIN_PART = 4  # shorter keys (a "1", a "ab") sit inside too many values to mean anything
@@ -96,28 +96,92 @@ def values_batch(rows: Sequence[tuple]) -> np.ndarray:
     ...               (addr, doc, R("52 Alexander Street, Leeds LS1 4AP"), None)])[:, 3].tolist()
     [1.0, 1.0]
     """
-    out = np.full((len(rows), len(NAMES)), np.nan)
+    return values_of(
+        [row[0] for row in rows],
+        [getattr(row[1], "doc_id", "") for row in rows],
+        [_value(row[2]) for row in rows],
+        [_value(row[3]) for row in rows],
+        [_reported(row) for row in rows],
+    )
+
+
+def values_of(
+    fields: Sequence[Field],
+    doc_ids: Sequence[str],
+    hunter: Sequence[str | None],
+    mapper: Sequence[str | None],
+    reported: Sequence[str | None],
+) -> np.ndarray:
+    """:func:`values_batch` from the rows' columns: their fields, documents, Hunter and Mapper
+    values and reported values (None where empty: :func:`~confidence.documents.normalize.is_empty`
+    already applied).
+
+    Examples
+    --------
+    >>> from confidence.schema import Field
+    >>> f = [Field("net", "amount"), Field("tax", "amount"), Field("gross", "amount")]
+    >>> values_of(f, ["d"] * 3, ["100", "19", "119"], [None] * 3, ["100", "19", "119"])[:, 0]
+    array([1., 1., 1.])
+    """
+    n = len(fields)
+    cons_h, cons_m, shared, part_of = ([math.nan] * n for _ in NAMES)
+    names_all = [f.name for f in fields]
+    keys_all = [fold(v) if v is not None else "" for v in reported]
+    memo: dict[str | None, tuple[str, ...]] = {}
+    words_all = [memo[v] if v in memo else memo.setdefault(v, _words(v)) for v in reported]
     docs: dict[str, list[int]] = {}
-    for i, row in enumerate(rows):
-        docs.setdefault(getattr(row[1], "doc_id", ""), []).append(i)
+    for i, d in enumerate(doc_ids):
+        docs.setdefault(d, []).append(i)
+    checkers: dict[tuple[int, ...], Callable | None] = {}
+    seen: dict[tuple, dict[str, float]] = {}  # (field set, values) already checked
     for idx in docs.values():
-        keys = [(rows[i][0].name, fold(v) if (v := _reported(rows[i])) is not None else "")
-                for i in idx]  # fmt: skip
-        words = [_words(_reported(rows[i])) for i in idx]
-        for i, (name, k), w in zip(idx, keys, words, strict=True):
+        names = [names_all[i] for i in idx]
+        keys = [keys_all[i] for i in idx]
+        by_key: dict[str, set[str]] = {}
+        for name, k in zip(names, keys, strict=True):
             if k:
-                out[i, 2] = float(any(k == o and name != n for n, o in keys))
-                out[i, 3] = float(
-                    any(_part(w, o) for (n, _), o in zip(keys, words, strict=True) if n != name)
-                )
+                by_key.setdefault(k, set()).add(name)
+        parts = _parts(names, [words_all[i] for i in idx])
+        for i, k, part in zip(idx, keys, parts, strict=True):
+            if k:  # the same key under another field name; a part of another field's words
+                shared[i] = float(len(by_key[k]) > 1)
+                part_of[i] = float(part)
         if len(idx) < 2:
             continue
         first: dict[str, int] = {}
-        for i in idx:  # a field repeated within a document: its first row speaks for it
-            first.setdefault(rows[i][0].name, i)
-        schema = Schema("document", tuple(rows[i][0] for i in first.values()))
-        for col, pos in ((0, 2), (1, 3)):
-            flags = relation_flags(schema, {n: _value(rows[i][pos]) for n, i in first.items()})
-            for i in idx:
-                out[i, col] = _CODE[flags[rows[i][0].name]]
+        for name, i in zip(names, idx, strict=True):  # a repeated field: its first row speaks
+            first.setdefault(name, i)
+        key = tuple(id(fields[i]) for i in first.values())  # the same Field objects, mostly
+        if key not in checkers:  # documents of one schema share its roles and relations
+            schema = Schema("document", tuple(fields[i] for i in first.values()))
+            checkers[key] = relation_checker(schema) if field_roles(schema) else None
+        check = checkers[key]
+        if check is None:  # no field takes a role: nothing adds up (NaN)
+            continue
+        for col, values in ((cons_h, hunter), (cons_m, mapper)):
+            got = tuple(values[i] for i in first.values())
+            if (key, got) not in seen:  # the Mapper read what the Hunter did, mostly
+                flags = check(dict(zip(first, got, strict=True)))
+                seen[key, got] = {name: _CODE[flag] for name, flag in flags.items()}
+            codes = seen[key, got]
+            for name, i in zip(names, idx, strict=True):
+                col[i] = codes[name]
+    return np.array([cons_h, cons_m, shared, part_of], dtype=np.float64).reshape(4, n).T.copy()
+
+
+def _parts(names: Sequence[str], words: Sequence[tuple[str, ...]]) -> list[bool]:
+    """Per row, whether :func:`_part` holds between its words and those of a row of another
+    field name. Words of folded text hold letters and digits only, so ``" a b "`` is a run of
+    consecutive words of ``" x a b y "`` exactly when it is a substring of it: a value is
+    compared with the others only when its span occurs in a longer one."""
+    spans = [f" {' '.join(w)} " if w else "" for w in words]
+    blob = "\x00".join(dict.fromkeys(spans))  # each distinct span once
+    out = [False] * len(words)
+    for j, (w, s) in enumerate(zip(words, spans, strict=True)):
+        # only the shorter value of a pair needs the letter count; it occurs once in its own span
+        if not w or sum(map(len, w)) < _MIN_PART or blob.count(s) < 2:
+            continue
+        for o, (v, t) in enumerate(zip(words, spans, strict=True)):
+            if len(v) > len(w) and names[o] != names[j] and s in t:
+                out[j] = out[o] = True
     return out

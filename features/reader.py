@@ -9,10 +9,13 @@ Readings from an LLM alone carry none; the feature is NaN then.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+
+import numpy as np
 
 from confidence.readings import FieldReading
 
-__all__ = ["NAMES", "values"]
+__all__ = ["NAMES", "values", "values_batch"]
 
 NAMES: tuple[str, ...] = ("rd_m_prob",)
 
@@ -33,3 +36,16 @@ def values(mapper: FieldReading | None) -> list[float]:
     if prob is None or not math.isfinite(prob):
         return [math.nan]
     return [float(prob)]
+
+
+def values_batch(mappers: Sequence[FieldReading | None]) -> np.ndarray:
+    """:func:`values` of many Mapper readings, shape ``(n, len(NAMES))``.
+
+    Examples
+    --------
+    >>> values_batch([FieldReading("9.00", prob=0.8), FieldReading("x"), None]).ravel().tolist()
+    [0.8, nan, nan]
+    """
+    probs = [None if m is None else m.prob for m in mappers]
+    p = np.array([math.nan if v is None else v for v in probs], dtype=np.float64)
+    return np.where(np.isfinite(p), p, math.nan).reshape(-1, len(NAMES))

@@ -109,8 +109,8 @@ def values(field_type: str, value: str | None) -> list[float]:
     if is_empty(value):
         return [math.nan] * len(NAMES)
     ok = is_valid(field_type, value)
-    alnum = [c for c in str(value) if c.isalnum()]
-    digits = sum(c.isdigit() for c in alnum)
+    alnum = list(filter(str.isalnum, str(value)))
+    digits = sum(map(str.isdigit, alnum))
     return [
         math.nan if ok is None else float(ok),
         digits / len(alnum) if alnum else math.nan,

@@ -50,19 +50,22 @@ def values_batch(
     (True, True)
     """
     out = np.full((len(values), len(NAMES)), math.nan)
+    # a batch has a few fields (the same objects on every document) and many rows
+    kind_of = {i: field_kind(f) for i, f in {id(f): f for f in fields}.items()}
     todo = [
         (i, k, str(v))
         for i, (f, v) in enumerate(zip(fields, values, strict=True))
-        if not is_empty(v) and (k := field_kind(f)) is not None
+        if (k := kind_of[id(f)]) is not None and not is_empty(v)
     ]
     if not todo:
         return out
     model = model if model is not None else default_value_kinds()
     col = {c: j for j, c in enumerate(model.classes_.tolist())}
     P = model.predict_proba([v for _, _, v in todo])
-    for (i, k, _), p in zip(todo, P, strict=True):
-        if k in col:
-            out[i, 0] = p[col[k]]
-        if "other" in col:
-            out[i, 1] = p[col["other"]]
+    rows = np.array([i for i, _, _ in todo])
+    own = np.array([col.get(k, -1) for _, k, _ in todo])
+    known = own >= 0
+    out[rows[known], 0] = P[np.flatnonzero(known), own[known]]
+    if "other" in col:
+        out[rows, 1] = P[:, col["other"]]
     return out

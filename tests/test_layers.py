@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("confidence.features",),
     (
         "confidence.calibration",
+        "confidence.contributions",
         "confidence.fusion",
         "confidence.sampling",
         "confidence.domain",

@@ -43,6 +43,7 @@ __all__ = [
     "Relation",
     "choose_jointly",
     "field_roles",
+    "relation_checker",
     "relation_flags",
 ]
 
@@ -207,11 +208,32 @@ def relation_flags(schema: Schema, values: Mapping[str, Any]) -> dict[str, bool 
     >>> relation_flags(s, {"subtotal": "119.00", "tax": "19.00", "total": "100.00"})["total"]
     False
     """
+    return relation_checker(schema)(values)
+
+
+def relation_checker(schema: Schema) -> Callable[[Mapping[str, Any]], dict[str, bool | None]]:
+    """:func:`relation_flags` of ``schema`` as a function of the values alone: the roles and
+    relations are worked out once, for checking many documents of the same schema.
+
+    Examples
+    --------
+    >>> from confidence.schema import Field
+    >>> check = relation_checker(Schema("i", (Field("date", "date"), Field("due", "date"))))
+    >>> check({"date": "2024-01-02", "due": "2024-02-01"}), check({"date": "2024-01-02"})
+    ({'date': True, 'due': True}, {'date': None, 'due': None})
+    """
     roles = field_roles(schema)
-    parse = _parser(values.get(n) for n, r in roles.items() if r in _DATE_ROLES)
-    parsed = {role: parse(role, values.get(name)) for name, role in roles.items()}
-    flags = _flags(roles, _evaluate(_active(set(roles.values())), parsed))
-    return {f.name: flags.get(f.name) for f in schema}
+    relations = _active(set(roles.values()))
+    date_fields = [n for n, r in roles.items() if r in _DATE_ROLES]
+    names = [f.name for f in schema]
+
+    def check(values: Mapping[str, Any]) -> dict[str, bool | None]:
+        parse = _parser(values.get(n) for n in date_fields)
+        parsed = {role: parse(role, values.get(name)) for name, role in roles.items()}
+        flags = _flags(roles, _evaluate(relations, parsed))
+        return {n: flags.get(n) for n in names}
+
+    return check
 
 
 def _clean(score: float) -> float:

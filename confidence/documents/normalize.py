@@ -78,7 +78,7 @@ def is_empty(value: Any) -> bool:
     """
     if value is None:
         return True
-    s = _text(value).strip()
+    s = (value if isinstance(value, str) else _text(value)).strip()  # mostly strings: no call
     return not s or s.casefold() in NULL_MARKERS
 
 

@@ -39,8 +39,10 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.feature_extraction import FeatureHasher
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import normalize
 from sklearn.utils.validation import check_is_fitted
 
 from confidence import __version__, persistence
@@ -89,6 +91,47 @@ def _vectorizer() -> HashingVectorizer:
         norm="l2",
         preprocessor=_prepare,
     )
+
+
+def _word_ngrams(word: str) -> list[str]:
+    """The ``char_wb`` 1-4-grams of one word, as the vectorizer makes them: the word padded
+    with a space each side, all its n-grams of each size up to its padded length.
+
+    >>> _word_ngrams("ab")
+    [' ', 'a', 'b', ' ', ' a', 'ab', 'b ', ' ab', 'ab ', ' ab ']
+    """
+    w = f" {word} "
+    return [w[i : i + n] for n in range(1, min(4, len(w)) + 1) for i in range(len(w) - n + 1)]
+
+
+def _hashed(texts: Sequence[str]):
+    """``_vectorizer().transform(texts)``, each distinct word split and each distinct n-gram
+    hashed once.
+
+    ``char_wb`` n-grams never cross a word boundary, so a text's n-grams are those of its
+    words; their hashed counts (small integers: exact) are normalised as the vectorizer does
+    it, on the same sorted entries, so the matrix is the vectorizer's bit for bit.
+    """
+    grams_of: dict[str, list[str]] = {}
+    for t in texts:
+        for w in _prepare(t).split():
+            if w not in grams_of:
+                grams_of[w] = _word_ngrams(w)
+    distinct = list(dict.fromkeys(g for grams in grams_of.values() for g in grams))
+    if not distinct:
+        return _vectorizer().transform(texts)
+    hasher = FeatureHasher(n_features=_N_FEATURES, input_type="string", alternate_sign=False)
+    index = hasher.transform([g] for g in distinct).indices.tolist()  # one bucket per n-gram
+    bucket = dict(zip(distinct, index, strict=True))
+    buckets_of = {w: [bucket[g] for g in grams] for w, grams in grams_of.items()}
+    rows = [[buckets_of[w] for w in _prepare(t).split()] for t in texts]
+    cols = [b for words in rows for buckets in words for b in buckets]
+    indptr = np.cumsum([0, *(sum(map(len, words)) for words in rows)])
+    H = sparse.csr_matrix(
+        (np.ones(len(cols)), cols, indptr), shape=(len(texts), _N_FEATURES), dtype=np.float64
+    )
+    H.sum_duplicates()  # counts, on sorted column indices, as the vectorizer leaves them
+    return normalize(H, norm="l2", copy=False)
 
 
 class ValueKinds(ClassifierMixin, BaseEstimator):
@@ -152,8 +195,23 @@ class ValueKinds(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "weights_")
         if "_W" not in self.__dict__:
             self._index()
-        H = _vectorizer().transform([str(x) for x in X])
-        return np.asarray((H @ self.__dict__["_W"]).todense()) + self.intercept_
+        # one row per distinct prepared text (ids differing in digits only, a vendor's name on
+        # every invoice): a row's scores depend on its prepared text alone
+        first: dict[str, int] = {}
+        seen: dict[str, int] = {}  # the same text again: no need to prepare it
+        texts: list[str] = []
+        rows = []
+        for x in X:
+            t = str(x)
+            j = seen.get(t)
+            if j is None:
+                j = seen[t] = first.setdefault(_prepare(t), len(texts))
+                if j == len(texts):
+                    texts.append(t)
+            rows.append(j)
+        H = _hashed(texts)
+        scores = np.asarray((H @ self.__dict__["_W"]).todense()) + self.intercept_
+        return scores[rows] if len(texts) < len(rows) else scores
 
     def predict_proba(self, X: Sequence[str]) -> np.ndarray:
         """Probability of each kind in :attr:`classes_` order, shape ``(n, n_classes)``."""

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from confidence.documents.value_kinds import (
     DEFAULT_DIR,
@@ -138,3 +140,24 @@ def test_the_shipped_model_knows_names_of_countries_it_never_trained_on():
         read = vk.predict_proba(names + streets).argmax(1)
         assert (read[:20] == classes.index("name")).mean() >= 0.75, loc  # 0.5-0.65 before
         assert (read[20:] == classes.index("address")).mean() >= 0.8, loc
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("ab0 9.-éßΣİ\t\u00a0"), max_size=14), max_size=12))
+def test_word_by_word_hashing_is_the_vectorizer_bit_for_bit(texts):
+    """Each word's n-grams hashed once (_hashed) against sklearn's HashingVectorizer."""
+    from confidence.documents.value_kinds import _hashed, _vectorizer
+
+    texts = [*texts, *texts[:2], "Mara Lind"]  # repeated texts and words
+    want, got = _vectorizer().transform(texts), _hashed(texts)
+    assert want.shape == got.shape
+    np.testing.assert_array_equal(want.indptr, got.indptr)
+    np.testing.assert_array_equal(want.indices, got.indices)
+    np.testing.assert_array_equal(want.data, got.data)
+
+
+def test_scores_of_a_batch_are_those_of_each_text_alone(tiny):
+    texts = ["Mara Lind", "12 High Street", "INV-0012", "INV-0099", "Mara Lind", "x"]
+    batch = tiny.decision_function(texts)
+    alone = np.vstack([tiny.decision_function([t]) for t in texts])
+    np.testing.assert_array_equal(batch, alone)

@@ -123,3 +123,22 @@ def test_part_of_is_blind_to_field_names_and_order_and_needs_no_page():
     rows = [(f, doc, FieldReading(vals[f.name]), None) for f in PARTS.fields[:2]]
     col = COL["cons_part_of"]
     assert feature_matrix(rows)[:, col].tolist() == pageless_matrix(rows)[:, col].tolist()
+
+
+def test_part_of_search_equals_pairwise_comparison():
+    """The substring search of cons_part_of against the definition, pair by pair."""
+    import random
+
+    from confidence.features.consistency import _part, _parts
+
+    rng = random.Random(0)
+    vocab = ["52", "alexander", "st", "leeds", "ab", "1900", "11900", "north", "x"]
+    for _ in range(300):
+        n = rng.randint(1, 8)
+        names = [rng.choice("abcd") for _ in range(n)]
+        words = [tuple(rng.choice(vocab) for _ in range(rng.randint(0, 4))) for _ in range(n)]
+        want = [
+            any(_part(w, v) for v, m in zip(words, names, strict=True) if m != name)
+            for w, name in zip(words, names, strict=True)
+        ]
+        assert _parts(names, words) == want

@@ -208,3 +208,16 @@ def test_malformed_tokens_name_their_row():
         feature_matrix(
             [(Field("t", "amount"), doc, None, None), (Field("t", "amount"), doc, bad, None)]
         )
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(_reading, min_size=1, max_size=12), st.integers(1, 4))
+def test_logprob_stats_do_not_depend_on_how_tokens_are_chunked(readings, chunk):
+    want = np.array([_reference_stats(r) for r in readings], dtype=float).reshape(-1, 8)
+    saved = logprobs._CHUNK
+    logprobs._CHUNK = chunk  # a chunk boundary inside and between readings
+    try:
+        got = logprobs.token_stats_batch(readings)
+    finally:
+        logprobs._CHUNK = saved
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True)
