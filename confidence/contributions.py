@@ -10,13 +10,15 @@ hundred patterns at most for 15 leaves, against thousands of rows), has LightGBM
 tree's contributions for one row of each group (``start_iteration=t, num_iteration=1``) and adds
 them to every row of the group.
 
-The split decisions are LightGBM's own (``Tree::NumericalDecision``): a missing value goes the
-default way when the split has a NaN missing type, is read as 0 otherwise; values within
-``1e-35`` of 0 are 0 (LightGBM drops them from a dense row). The result is LightGBM's
+The split decisions are LightGBM's own (``Tree::NumericalDecision``): NaN goes the split's
+default way when its missing type is NaN and is read as 0 otherwise; 0 goes the default way when
+the missing type is Zero; values within ``1e-35`` of 0 are 0 (LightGBM drops them from a dense
+row). The result is LightGBM's
 ``pred_contrib`` up to the order in which the floating-point terms of the trees are added
 (1e-14 at most on the default model); the base value column is the same sums in the same order.
 Boosters this does not cover (categorical splits, linear trees, several trees per iteration,
-more than 52 splits in a tree) and small batches get LightGBM's own call.
+averaged random forests, more than 52 splits in a tree) and small batches get LightGBM's own
+call.
 
 Examples
 --------
@@ -63,7 +65,7 @@ def tree_splits(booster) -> list[TreeSplits] | None:
     """The splits of the booster's trees used in prediction, or None when :func:`contributions`
     must leave the booster to LightGBM (see the module docstring)."""
     model = booster.dump_model()
-    if model.get("num_tree_per_iteration", 1) != 1:
+    if model.get("num_tree_per_iteration", 1) != 1 or model.get("average_output"):
         return None
     n_iter = booster.best_iteration if booster.best_iteration > 0 else booster.current_iteration()
     out = []

@@ -43,6 +43,10 @@ def test_what_is_not_grouped_goes_to_lightgbm():
                     lgb.Dataset(np.c_[X[:, :2], np.arange(600) % 4], (np.arange(600) % 4 > 1),
                                 categorical_feature=[2]), num_boost_round=5)  # fmt: skip
     assert tree_splits(cat) is None
+    rf = lgb.train({"objective": "binary", "boosting": "rf", "bagging_freq": 1,
+                    "bagging_fraction": 0.5, "verbosity": -1},
+                   lgb.Dataset(np.nan_to_num(X), X[:, 0] > 0), num_boost_round=5)  # fmt: skip
+    assert tree_splits(rf) is None  # averaged trees
     Xc = np.c_[X[:, :2], np.arange(600) % 4]
     np.testing.assert_array_equal(
         contributions(cat, Xc, min_rows=1), cat.predict(Xc, pred_contrib=True)

@@ -33,6 +33,7 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from importlib.resources import files
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -112,21 +113,18 @@ def _hashed(texts: Sequence[str]):
     words; their hashed counts (small integers: exact) are normalised as the vectorizer does
     it, on the same sorted entries, so the matrix is the vectorizer's bit for bit.
     """
-    grams_of: dict[str, list[str]] = {}
-    for t in texts:
-        for w in _prepare(t).split():
-            if w not in grams_of:
-                grams_of[w] = _word_ngrams(w)
-    distinct = list(dict.fromkeys(g for grams in grams_of.values() for g in grams))
+    words = [_prepare(t).split() for t in texts]
+    grams_of = {w: _word_ngrams(w) for w in dict.fromkeys(chain.from_iterable(words))}
+    distinct = list(dict.fromkeys(chain.from_iterable(grams_of.values())))
     if not distinct:
         return _vectorizer().transform(texts)
     hasher = FeatureHasher(n_features=_N_FEATURES, input_type="string", alternate_sign=False)
     index = hasher.transform([g] for g in distinct).indices.tolist()  # one bucket per n-gram
     bucket = dict(zip(distinct, index, strict=True))
-    buckets_of = {w: [bucket[g] for g in grams] for w, grams in grams_of.items()}
-    rows = [[buckets_of[w] for w in _prepare(t).split()] for t in texts]
-    cols = [b for words in rows for buckets in words for b in buckets]
-    indptr = np.cumsum([0, *(sum(map(len, words)) for words in rows)])
+    buckets_of = {w: list(map(bucket.__getitem__, grams)) for w, grams in grams_of.items()}
+    rows = [list(chain.from_iterable(map(buckets_of.__getitem__, ws))) for ws in words]
+    cols = list(chain.from_iterable(rows))
+    indptr = np.cumsum([0, *map(len, rows)])
     H = sparse.csr_matrix(
         (np.ones(len(cols)), cols, indptr), shape=(len(texts), _N_FEATURES), dtype=np.float64
     )
