@@ -241,8 +241,9 @@ def _round(o, nd: int = 4):
 def _compact_runs(src: Path, dst: Path) -> None:
     """Copy runs without the raw completions' per-token lists (the field readings keep their own
     aligned tokens, which is all the features read) and with numbers rounded to 1e-4, so the
-    committed copy stays small (measured: the held-out metrics of the shipped model are the same
-    to the printed digits from the rounded copy as from the full runs)."""
+    committed copy stays small. Measured (2026-12-03, second session, pages read on a fresh
+    machine): the shipped model's held-out invoice AUROC is the same from the rounded copy as from
+    the full runs (0.929) and AURC 0.0248 vs 0.0247; held-out receipts AUROC 0.938 vs 0.942."""
     # xz: a third smaller than gzip -9 on these files (3.6 vs 5.2 MB); read_runs reads both
     with (
         gzip.open(src, "rt", encoding="utf-8") as fin,
