@@ -22,9 +22,9 @@ from confidence.documents.patterns import (
     CURRENCY_RE,
     DATE_RE,
     EMAIL_RE,
-    IBAN_RE,
     ID_RE,
     PERCENT_RE,
+    iban_values,
 )
 from confidence.documents.vocab import NEGATIVE_CUES, cue_score, field_cues, field_keys
 from confidence.schema import Field, Schema
@@ -101,6 +101,17 @@ def _regex_candidates(field, pattern, lines, row_of, others, prior):
             left, above = _context(ln, m.start(), row_of, prev)
             s = _label_score(field, left, above, others) + prior(ln, m.group(0))
             out.append(Candidate(m.group(0).strip(), ln.index, s))
+    return out
+
+
+def _found_candidates(field, finder, lines, row_of, others):
+    """Like :func:`_regex_candidates` (no prior) for a finder of values in a line's text."""
+    out = []
+    for i, ln in enumerate(lines):
+        prev = lines[i - 1] if i else None
+        for v in finder(ln.text):
+            left, above = _context(ln, max(0, ln.text.find(v)), row_of, prev)
+            out.append(Candidate(v, ln.index, _label_score(field, left, above, others)))
     return out
 
 
@@ -274,7 +285,7 @@ def field_candidates(
     elif t == "email":
         cands = _regex_candidates(field, EMAIL_RE, lines, row_of, others, lambda ln, v: 0.0)
     elif t == "iban":
-        cands = _regex_candidates(field, IBAN_RE, lines, row_of, others, lambda ln, v: 0.0)
+        cands = _found_candidates(field, iban_values, lines, row_of, others)
     elif t == "percent":
         cands = _regex_candidates(field, PERCENT_RE, lines, row_of, others, lambda ln, v: 0.0)
     elif t == "currency":

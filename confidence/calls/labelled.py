@@ -133,6 +133,13 @@ def find_label_hits(lines: list[Line], *, block_lines: int = 5) -> list[LabelHit
             opts: list[tuple[str, int]] = []
             if inline:
                 opts.append((inline, ln.index))
+            elif k + 1 < len(spans) and spans[k + 1][0] == j:
+                # "Terms | Net 30", "Terms | Due on receipt": a value whose first word is a
+                # label word follows the label directly; offer it whole (up to the next label).
+                stop = spans[k + 2][0] if k + 2 < len(spans) else len(ws)
+                run = " ".join(w.text for w in ws[j:stop]).strip(" :#-")
+                if run and run != " ".join(w.text for w in ws[j : spans[k + 1][1]]).strip(" :#"):
+                    opts.append((run, ln.index))
             r = right_of.get(ln.index)
             if r is not None and (not inline or k + 1 == len(spans)):
                 if not inline:

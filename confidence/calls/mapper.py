@@ -46,6 +46,7 @@ from confidence.documents.patterns import (
     PERCENT_RE,
     RATE_RE,
     SPACED_ID_RE,
+    iban_values,
 )
 from confidence.documents.text import fold_text
 from confidence.documents.vocab import (
@@ -121,6 +122,8 @@ def typed_values(field: Field, text: str) -> list[str]:
     >>> typed_values(Field("date", "date"), "25/12/2018 8:13 PM")
     ['25/12/2018']
     """
+    if field.type == "iban":  # also OCR-spaced groups that pass the IBAN checksum
+        return iban_values(text)
     pat = _TYPE_RE.get(field.type)
     if pat is not None:
         return [m.group(0).strip() for m in pat.finditer(text)]

@@ -42,6 +42,7 @@ from confidence.documents.patterns import (
     EMAIL_RE,
     IBAN_RE,
     PERCENT_RE,
+    iban_checksum_ok,
 )
 from confidence.documents.text import fold_text
 from confidence.documents.value_kinds import default_value_kinds, field_kind
@@ -413,6 +414,8 @@ def field_pool(ctx: PageContext, f: Field, *, max_prior: int = 25) -> list[Poole
 
 def _type_fit(f: Field, v: str) -> float:
     pat = _FULL.get(f.type)
+    if f.type == "iban" and iban_checksum_ok(v):
+        return 1.5  # as a full match of the pattern (1 + 0.5 for containing one)
     if pat is not None:
         return float(bool(pat.fullmatch(v))) + 0.5 * bool(pat.search(v))
     letters = sum(c.isalpha() for c in v)

@@ -53,12 +53,15 @@ def load_options(args) -> dict:
     return {"enlarge_small_text": False} if getattr(args, "read_once", False) else {}
 
 
-def add_model_arg(p: argparse.ArgumentParser) -> None:
+def add_model_arg(
+    p: argparse.ArgumentParser,
+    default_help: str = "default: the model shipped with extractconf",
+) -> None:
     p.add_argument(
         "--model",
         default=None,
         metavar="MODEL_DIR",
-        help="engine folder from `extractconf train` (default: the model shipped with extractconf)",
+        help=f"engine folder from `extractconf train` ({default_help})",
     )
 
 

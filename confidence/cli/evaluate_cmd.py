@@ -51,7 +51,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("datasets", nargs="+", metavar="DATASET_DIR")
     add_runs_args(p)
-    add_model_arg(p)
+    add_model_arg(p, '"default" for the shipped one; without it the engine is cross-fitted')
     p.add_argument("--out", required=True, metavar="OUT_DIR")
     p.add_argument("--folds", type=int, default=5, help="cross-fitting folds (default 5)")
     p.add_argument("--calibrator", choices=("isotonic", "platt"), default="isotonic")

@@ -51,6 +51,8 @@ __all__ = [
     "SIGN_BEFORE",
     "SPACED_ID_RE",
     "SPACED_NUMBER",
+    "iban_checksum_ok",
+    "iban_values",
 ]
 
 # ------------------------------------------------------------------------------------- finders
@@ -82,6 +84,48 @@ GROUPED_ID_RE = re.compile(r"[\dA-Z][\d /A-Z-]{4,}\d")
 EMAIL_RE = re.compile(r"[\w.+-]+ ?@ ?[\w-]+\.[\w.-]+")
 """An e-mail address; OCR often sets a space beside the ``@`` (the email reader drops it)."""
 IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
+_IBAN_RUN = re.compile(r"\b[A-Z]{2}\d{2}[A-Z0-9]*(?: [A-Z0-9]+)*")
+
+
+def iban_checksum_ok(text: str) -> bool:
+    """Whether ``text`` (spaces ignored) passes the ISO 13616 mod-97 check of an IBAN.
+
+    Examples
+    --------
+    >>> ok = iban_checksum_ok
+    >>> ok("GB82 WEST 1234 5698 7654 32"), ok("GB82 WEST 1234 5698 7654 33")
+    (True, False)
+    """
+    s = text.replace(" ", "")
+    if not 15 <= len(s) <= 34 or not s.isalnum() or not s.isascii():
+        return False
+    return int("".join(str(int(c, 36)) for c in s[4:] + s[:4])) % 97 == 1
+
+
+def iban_values(text: str) -> list[str]:
+    """IBANs in ``text``: :data:`IBAN_RE` matches, and the longest run of words after a country
+    code that passes the mod-97 check, however OCR spaced its groups (it replaces a match that
+    stops inside it).
+
+    Examples
+    --------
+    >>> iban_values("IBAN GB82WEST123456987 65432 BIC NWBKGB2L")
+    ['GB82WEST123456987 65432']
+    """
+    out = [m.group(0).strip() for m in IBAN_RE.finditer(text)]
+    for m in _IBAN_RUN.finditer(text):
+        words = m.group(0).split(" ")
+        for k in range(len(words), 0, -1):
+            run = " ".join(words[:k])
+            if iban_checksum_ok(run):
+                # a pattern match that stops inside a valid IBAN is a truncation of it
+                out = [v for v in out if v == run or iban_checksum_ok(v) or not run.startswith(v)]
+                if run not in out:
+                    out.append(run)
+                break
+    return out
+
+
 PERCENT_RE = re.compile(r"\d{1,3}(?:[.,]\d+)?\s?%")
 RATE_RE = re.compile(r"\d{1,2}(?:[.,]\d+)?%?")
 """A tax rate with or without its percent sign (``19``, ``7,5%``): never an identifier."""

@@ -451,3 +451,63 @@ def test_a_required_field_is_never_read_absent_while_the_page_offers_a_candidate
     assert got["shop"].value == "77 GREEN GROCER"
     assert got["total"].value == "6.00"  # unchanged where the ranker already found it
     assert got["paid_on"].value is None  # no date printed: nothing to report, required or not
+
+
+def _one_block_page(rows):
+    """A page whose rows are each one OCR line, parts of a row apart by column gaps."""
+    from confidence.documents.lines import document_lines
+    from confidence.types import Document, Page, Word
+
+    words = []
+    for b, (y, parts) in enumerate(rows):
+        for x, text in parts:
+            for tok in text.split():
+                w = 0.012 * len(tok)
+                words.append(Word(tok, (x, y, x + w, y + 0.02), 1.0, 10.0, line_id=0, block_id=b))
+                x += w + 0.01
+    return document_lines(Document("h", "h.pdf", (Page(1, 850, 1100, tuple(words), "pdf", 100.0),)))
+
+
+@pytest.mark.parametrize("terms", ["Net 30", "Due on receipt"])
+def test_a_value_that_starts_with_a_label_word_is_read_after_its_label(terms):
+    # "Net" and "Due" are labels themselves (net amount, due date): the value of "Terms" across
+    # the column gap must still be offered whole, not only what follows the second label.
+    schema = Schema(
+        "inv",
+        (
+            Field("invoice_number", "id", "Invoice number."),
+            Field("payment_terms", "text", "Payment terms as printed, e.g. 'Net 30'."),
+            Field("total", "amount", "Total amount including tax."),
+        ),
+    )
+    lines = _one_block_page(
+        [
+            (0.05, [(0.05, "ACME Trading Ltd")]),
+            (0.12, [(0.05, "Invoice No: INV-2041")]),
+            (0.18, [(0.05, "Terms"), (0.3, terms)]),
+            (0.60, [(0.05, "Total"), (0.6, "120.00")]),
+        ]
+    )
+    assert f"Terms {terms}" in [ln.text for ln in lines]
+    got = {k: c.value for k, c in default_ranker().read(lines, schema).items()}
+    assert got == {"invoice_number": "INV-2041", "payment_terms": terms, "total": "120.00"}
+
+
+def test_an_iban_whose_groups_ocr_spaced_unevenly_is_read_whole():
+    from confidence.datasets.matching import is_correct
+
+    schema = Schema(
+        "inv",
+        (
+            Field("invoice_number", "id", "Invoice number."),
+            Field("iban", "iban", "IBAN of the vendor's bank account."),
+        ),
+    )
+    lines = _one_block_page(
+        [
+            (0.05, [(0.05, "Invoice No: INV-2041")]),
+            (0.80, [(0.05, "IBAN GB82WEST123456987 65432")]),
+        ]
+    )
+    got = default_ranker().read(lines, schema)["iban"].value
+    assert is_correct("iban", got, "GB82 WEST 1234 5698 7654 32")

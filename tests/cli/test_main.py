@@ -43,3 +43,13 @@ def test_the_library_never_imports_the_cli():
         and any(m == "confidence.cli" or m.startswith("confidence.cli.") for m in _imports(p))
     ]
     assert offenders == []
+
+
+def test_evaluate_help_says_what_happens_without_a_model(capsys):
+    # evaluate cross-fits without --model; score, tune and recalibrate use the shipped model
+    assert cli.main(["evaluate", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "without it the engine is cross" in text
+    assert "default: the model shipped" not in text
+    assert cli.main(["score", "--help"]) == 0
+    assert "default: the model shipped" in " ".join(capsys.readouterr().out.split())

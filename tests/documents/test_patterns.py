@@ -166,3 +166,39 @@ def test_found_named_dates_parse_back(d, lang, fmt, before, after, upper):
 )
 def test_id_shapes(pattern, text, found):
     assert _all(pattern, text) == found
+
+
+def _iban(country: str, bban: str) -> str:
+    digits = "".join(str(int(c, 36)) for c in bban + country + "00")
+    return f"{country}{98 - int(digits) % 97:02d}{bban}"
+
+
+@given(
+    st.sampled_from(["GB", "DE", "FR", "NL"]),
+    st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=14, max_size=26),
+    st.lists(st.integers(min_value=1, max_value=30), min_size=0, max_size=4),
+)
+def test_an_iban_is_found_however_ocr_spaced_its_groups(country, bban, cuts):
+    from confidence.documents.patterns import iban_checksum_ok, iban_values
+
+    iban = _iban(country, bban)
+    assert iban_checksum_ok(iban)
+    spaced = iban
+    for c in sorted({c for c in cuts if 4 <= c < len(iban)}, reverse=True):
+        spaced = spaced[:c] + " " + spaced[c:]
+    found = iban_values(f"IBAN {spaced} BIC NWBKGB2L")
+    assert iban in [v.replace(" ", "") for v in found]
+
+
+def test_a_broken_iban_checksum_is_not_joined():
+    from confidence.documents.patterns import iban_values
+
+    assert iban_values("IBAN GB82WEST123456987 65433") == ["GB82WEST123456987"]
+
+
+def test_a_valid_iban_replaces_the_pattern_match_that_stops_inside_it():
+    from confidence.documents.patterns import iban_values
+
+    assert iban_values("IBAN GB82WEST123456987 65432") == ["GB82WEST123456987 65432"]
+    # an OCR-damaged IBAN (no run passes the check) keeps the pattern's match
+    assert iban_values("IBAN GB82WEST12345698765433") == ["GB82WEST12345698765433"]
