@@ -36,6 +36,7 @@ __all__ = [
     "DATE_RE",
     "EMAIL_RE",
     "GROUPED_ID_RE",
+    "IBAN_LENGTHS",
     "IBAN_RE",
     "ID_RE",
     "ISO_DATE",
@@ -87,8 +88,23 @@ IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?
 _IBAN_RUN = re.compile(r"\b[A-Z]{2}\d{2}[A-Z0-9]*(?: [A-Z0-9]+)*")
 
 
+IBAN_LENGTHS: dict[str, int] = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
+    "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28,
+    "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23,
+    "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26,
+    "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20,
+    "LV": 21, "LY": 25, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30,
+    "NL": 18, "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22,
+    "SA": 24, "SC": 31, "SD": 18, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28,
+    "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+}  # fmt: skip
+"""IBAN length per country of the ISO 13616 (SWIFT) registry; other countries: 15-34."""
+
+
 def iban_checksum_ok(text: str) -> bool:
-    """Whether ``text`` (spaces ignored) passes the ISO 13616 mod-97 check of an IBAN.
+    """Whether ``text`` (spaces ignored) is an IBAN by ISO 13616: its country's length (where
+    :data:`IBAN_LENGTHS` knows the country) and the mod-97 check.
 
     Examples
     --------
@@ -98,6 +114,8 @@ def iban_checksum_ok(text: str) -> bool:
     """
     s = text.replace(" ", "")
     if not 15 <= len(s) <= 34 or not s.isalnum() or not s.isascii():
+        return False
+    if IBAN_LENGTHS.get(s[:2], len(s)) != len(s):
         return False
     return int("".join(str(int(c, 36)) for c in s[4:] + s[:4])) % 97 == 1
 

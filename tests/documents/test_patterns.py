@@ -173,21 +173,34 @@ def _iban(country: str, bban: str) -> str:
     return f"{country}{98 - int(digits) % 97:02d}{bban}"
 
 
+_BBAN = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=30, max_size=30)
+
+
 @given(
-    st.sampled_from(["GB", "DE", "FR", "NL"]),
-    st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=14, max_size=26),
+    st.sampled_from([("GB", 22), ("DE", 22), ("FR", 27), ("NL", 18), ("NO", 15), ("MT", 31)]),
+    _BBAN,
     st.lists(st.integers(min_value=1, max_value=30), min_size=0, max_size=4),
 )
-def test_an_iban_is_found_however_ocr_spaced_its_groups(country, bban, cuts):
+def test_an_iban_is_found_however_ocr_spaced_its_groups(country_length, bban, cuts):
     from confidence.documents.patterns import iban_checksum_ok, iban_values
 
-    iban = _iban(country, bban)
+    country, length = country_length
+    iban = _iban(country, bban[: length - 4])
     assert iban_checksum_ok(iban)
     spaced = iban
     for c in sorted({c for c in cuts if 4 <= c < len(iban)}, reverse=True):
         spaced = spaced[:c] + " " + spaced[c:]
     found = iban_values(f"IBAN {spaced} BIC NWBKGB2L")
     assert iban in [v.replace(" ", "") for v in found]
+
+
+@given(_BBAN, st.sampled_from(["GB", "DE", "FR", "NL"]))
+def test_an_iban_of_the_wrong_length_for_its_country_is_none(bban, country):
+    from confidence.documents.patterns import IBAN_LENGTHS, iban_checksum_ok
+
+    short = _iban(country, bban[: IBAN_LENGTHS[country] - 5])  # valid mod 97, a character short
+    assert not iban_checksum_ok(short)
+    assert iban_checksum_ok(_iban(country, bban[: IBAN_LENGTHS[country] - 4]))
 
 
 def test_a_broken_iban_checksum_is_not_joined():
