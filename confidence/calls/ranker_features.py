@@ -50,7 +50,7 @@ from confidence.documents.vocab import (
     cue_score,
     field_concept,
     field_cues,
-    find_labels,
+    label_concepts,
     label_cues,
 )
 from confidence.schema import Field, Schema
@@ -249,7 +249,7 @@ class PageContext:
             return self._memo[label]
         folded = " ".join(_words(label))
         grams = _ngrams(label)
-        concepts = {c for _, _, cs in find_labels(fold_text(label)) for c in cs}
+        concepts = label_concepts(label)
         out = {}
         for name, ft in self.fields.items():
             if not folded:
@@ -358,7 +358,11 @@ def _columns(lines: list[Line]) -> tuple[dict[int, int], dict[int, int]]:
 
 @dataclass(frozen=True)
 class Pooled:
-    """One candidate of a field: value, line, and where it came from."""
+    """One candidate of a field: value, line, and where it came from.
+
+    ``line`` is where the value was first found; ``seen_on`` every line a source found it on
+    (a total printed beside ``Total incl. VAT`` and again beside ``Cash``).
+    """
 
     value: str | None
     line: int
@@ -367,6 +371,7 @@ class Pooled:
     label: str = ""
     direction: float = math.nan
     sources: frozenset[str] = frozenset()
+    seen_on: tuple[int, ...] = ()
 
 
 def _add(pool: dict[str, Pooled], value: str, line: int, source: str, **kw) -> None:
@@ -375,13 +380,33 @@ def _add(pool: dict[str, Pooled], value: str, line: int, source: str, **kw) -> N
         return
     old = pool.get(v)
     if old is None:
-        pool[v] = Pooled(v, line, sources=frozenset({source}), **kw)
+        pool[v] = Pooled(v, line, sources=frozenset({source}), seen_on=(line,), **kw)
         return
     keep = {k: getattr(old, k) for k in ("prior", "prior_rank", "label", "direction")}
     for k, x in kw.items():
         if (isinstance(keep[k], float) and math.isnan(keep[k])) or keep[k] == "":
             keep[k] = x
-    pool[v] = Pooled(v, old.line, sources=old.sources | {source}, **keep)
+    seen = old.seen_on if line in old.seen_on else (*old.seen_on, line)
+    pool[v] = Pooled(v, old.line, sources=old.sources | {source}, seen_on=seen, **keep)
+
+
+def _best_line(ctx: PageContext, f: Field, p: Pooled) -> Line:
+    """The line of ``p`` whose own label (the words left of the value) names ``f`` best.
+
+    A value printed more than once is described by its best-labelled occurrence: concept
+    match first, then the larger of cue and token similarity; the first-found line on ties.
+    """
+    best, key = ctx.by_index[p.line], None
+    for i in p.seen_on:
+        ln = ctx.by_index.get(i)
+        if ln is None or p.value not in ln.text:
+            continue
+        left = _left_text(ctx, ln, p.value)
+        s = ctx.label_scores(left)[f.name] if left else (0.0, 0.0, 0.0, 0.0)
+        k = (s[3], max(s[0], s[1]))
+        if key is None or k > key:
+            best, key = ln, k
+    return best
 
 
 def _direction(ctx: PageContext, label_line: int, value_line: int) -> float:
@@ -460,7 +485,7 @@ def pool_features(ctx: PageContext, f: Field, pool: list[Pooled]) -> np.ndarray:
             rows_.append([1.0, tcode, n_same, float(ctx.fields[f.name].concept is not None)])
             continue
         v = p.value
-        ln = ctx.by_index[p.line]
+        ln = _best_line(ctx, f, p)
         left = _left_text(ctx, ln, v)
         ab = ctx.above.get(ln.index)
         hd = ctx.header.get(ln.index)

@@ -14,6 +14,8 @@ everything the calls and the features know about labels comes from it:
   description (:func:`field_cues`, :func:`label_cues`, scored by :func:`cue_score`), with the
   *negative cues* of competing values (``SUB TOTAL`` is not ``total``).
 * *label words* — single words that read as labels (:func:`is_label_like`, :func:`label_flags`).
+* *qualifiers* — tax qualifiers (``excl. VAT``, ``HT``, ``inkl. MwSt``) that decide what an
+  amount label means (:func:`label_concepts`: ``Total (excl. VAT)`` is a net amount).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     "field_keys",
     "find_labels",
     "is_label_like",
+    "label_concepts",
     "label_cues",
     "label_flags",
 ]
@@ -72,6 +75,13 @@ TITLES: frozenset[str] = frozenset(_TABLE["titles"])
 LABEL_WORDS: frozenset[str] = frozenset(_TABLE["label_words"])
 """Folded words that are labels even without a trailing colon."""
 
+QUALIFIERS: dict[str, tuple[str, ...]] = {
+    c: tuple(fold_text(p) for p in ps) for c, ps in _TABLE["qualifiers"].items()
+}
+"""Amount concept -> folded tax qualifiers (``excl vat``, ``ht``) that decide an amount label."""
+
+_AMOUNTS = frozenset({"amount_net", "amount_gross", "amount_due"})
+
 _ALIASES: dict[str, str] = _TABLE["cue_aliases"]
 _STOP = frozenset(_TABLE["description_stop_words"])
 _N = {k: frozenset(v) for k, v in _TABLE["field_name_words"].items()}
@@ -80,6 +90,12 @@ _N = {k: frozenset(v) for k, v in _TABLE["field_name_words"].items()}
 _PHRASES = sorted(((p, c) for c, ps in LABELS.items() for p in ps), key=lambda x: -len(x[0]))
 _PHRASE_RE = re.compile(
     r"(?<![a-z0-9])(?:" + "|".join(re.escape(p) for p, _ in _PHRASES) + r")(?![a-z0-9])"
+)
+
+_QUALIFIER_RE = re.compile(  # longest first, as _PHRASE_RE
+    r"(?<![a-z0-9])(?:"
+    + "|".join(re.escape(p) for p in sorted(sum(QUALIFIERS.values(), ()), key=len, reverse=True))
+    + r")(?![a-z0-9])"
 )
 
 # ----------------------------------------------------------------------------------- concepts
@@ -106,6 +122,40 @@ def find_labels(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
     [('total tva', ('amount_tax',))]
     """
     return [(m.start(), m.end(), concepts_of(m.group(0))) for m in _PHRASE_RE.finditer(text)]
+
+
+def label_concepts(text: str) -> frozenset[str]:
+    """Concepts a printed label names, its tax qualifier deciding an amount label.
+
+    The concepts of :func:`find_labels`, except that a label naming an amount (net, gross,
+    due) *and* a tax qualifier of the table's ``qualifiers`` means the qualifier's concept:
+    ``Total (excl. VAT)`` is a net amount although ``total`` alone reads as gross, and its
+    ``VAT`` names no tax amount. A qualifier without an amount word (``inkl. MwSt 1,60``, a
+    tax line) changes nothing.
+
+    Examples
+    --------
+    >>> sorted(label_concepts("Grand total (excluding GST):"))
+    ['amount_net']
+    >>> sorted(label_concepts("Montant total HT"))
+    ['amount_net']
+    >>> sorted(label_concepts("Total"))
+    ['amount_gross']
+    >>> sorted(label_concepts("inkl. MwSt"))
+    ['amount_tax']
+    """
+    folded = fold_text(text)
+    spans = find_labels(folded)
+    quals = [(m.start(), m.end(), m[0]) for m in _QUALIFIER_RE.finditer(folded)]
+    named = {c for _, _, cs in spans for c in cs}
+    # the words of a qualifier ("vat" of "excl. VAT") name nothing of their own
+    outside = {
+        c for s, e, cs in spans if not any(qs <= s and e <= qe for qs, qe, _ in quals) for c in cs
+    }
+    if not quals or not outside & _AMOUNTS:
+        return frozenset(named)
+    qualified = {c for _, _, q in quals for c, ps in QUALIFIERS.items() if q in ps}
+    return frozenset((outside - _AMOUNTS) | qualified)
 
 
 def field_concept(field: Field) -> str | None:

@@ -420,6 +420,63 @@ def test_page_arithmetic_tells_a_subtotal_from_the_total_it_is_part_of():
     assert np.isnan(pool_features(ctx, name, pool)[:, cols]).all()
 
 
+def test_a_value_printed_twice_is_described_by_its_best_labelled_line():
+    import dataclasses
+
+    from confidence.calls.ranker_features import PageContext, field_pool, pool_features
+
+    lines = page_lines(
+        [
+            (0.05, 0.10, "Subtotal"),
+            (0.60, 0.10, "10.00"),
+            (0.05, 0.13, "Tax 6%"),
+            (0.60, 0.13, "0.60"),
+            (0.05, 0.16, "Cash"),
+            (0.60, 0.16, "10.60"),
+            (0.05, 0.19, "Total incl. tax"),
+            (0.60, 0.19, "10.60"),
+        ]
+    )
+    total = Field("total", "amount", "Total amount paid.")
+    ctx = PageContext.build(lines, Schema("r", (total,)))
+    pool = field_pool(ctx, total)
+    k = [p.value for p in pool].index("10.60")
+    seen = pool[k].seen_on
+    assert len(seen) == 2  # found beside "Cash" and beside "Total incl. tax"
+    rows = []
+    for first in seen:  # whichever line a source found first, the same description
+        q = dataclasses.replace(
+            pool[k], line=first, seen_on=(first, *(i for i in seen if i != first))
+        )
+        rows.append(pool_features(ctx, total, [*pool[:k], q, *pool[k + 1 :]])[k])
+    np.testing.assert_array_equal(rows[0], rows[1])
+    assert rows[0][FEATURES.index("left_concept")] == 1.0  # the "Total incl. tax" line's label
+
+
+def test_a_tax_qualified_total_label_names_a_net_amount():
+    from confidence.calls.ranker_features import PageContext, field_pool, pool_features
+
+    lines = page_lines(
+        [
+            (0.05, 0.10, "Total sales (excl. VAT)"),
+            (0.60, 0.10, "10.00"),
+            (0.05, 0.13, "VAT 6%"),
+            (0.60, 0.13, "0.60"),
+            (0.05, 0.16, "Total sales (incl. VAT)"),
+            (0.60, 0.16, "10.60"),
+        ]
+    )
+    total = Field("total", "amount", "Total amount including tax.")
+    net = Field("net", "amount", "Total amount before tax.")
+    ctx = PageContext.build(lines, Schema("r", (total, net)))
+    col = FEATURES.index("left_concept")
+    for f, right, wrong in ((total, "10.60", "10.00"), (net, "10.00", "10.60")):
+        pool = field_pool(ctx, f)
+        X = pool_features(ctx, f, pool)
+        row = {p.value: X[i, col] for i, p in enumerate(pool)}
+        assert (row[right], row[wrong]) == (1.0, 0.0), f.name
+
+
 def test_a_required_field_is_never_read_absent_while_the_page_offers_a_candidate():
     page = page_lines(
         [

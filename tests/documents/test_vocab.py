@@ -15,6 +15,7 @@ from confidence.documents.vocab import (
     LABEL_WORDS,
     LABELS,
     NEGATIVE_CUES,
+    QUALIFIERS,
     VALUE_CUE_KEYS,
     concepts_of,
     cue_score,
@@ -23,6 +24,7 @@ from confidence.documents.vocab import (
     field_keys,
     find_labels,
     is_label_like,
+    label_concepts,
     label_cues,
     label_flags,
 )
@@ -43,6 +45,32 @@ def test_table_is_consistent():
     assert set(NEGATIVE_CUES) <= set(CUES)
     assert set(VALUE_CUE_KEYS) <= set(CUES)
     assert all(w == w.lower() and w.isalnum() for w in LABEL_WORDS)
+    assert set(QUALIFIERS) <= {"amount_net", "amount_gross", "amount_due"}
+    assert all(p == fold_text(p) and p for ps in QUALIFIERS.values() for p in ps)
+
+
+@pytest.mark.parametrize(
+    ("printed", "concepts"),
+    [
+        ("Total (excl. VAT):", {"amount_net"}),
+        ("Total sales excluding tax", {"amount_net"}),
+        ("Grand total (inclusive of GST)", {"amount_gross"}),
+        ("Montant total HT", {"amount_net"}),
+        ("Summe ohne MwSt.", {"amount_net"}),
+        ("Sous-total TTC", {"amount_gross"}),
+        ("Total", {"amount_gross"}),  # no qualifier: what find_labels says
+        ("inkl. MwSt.", {"amount_tax"}),  # a qualifier without an amount word: a tax line
+        ("Total TVA", {"amount_tax"}),
+    ],
+)
+def test_a_tax_qualifier_decides_an_amount_label(printed, concepts):
+    assert label_concepts(printed) == concepts
+
+
+@given(st.sampled_from(sorted({p for ps in QUALIFIERS.values() for p in ps})))
+def test_a_qualifier_alone_never_changes_a_label(qualifier):
+    named = {c for _, _, cs in find_labels(qualifier) for c in cs}
+    assert label_concepts(qualifier) == named
 
 
 @pytest.mark.parametrize(
