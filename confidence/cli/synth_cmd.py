@@ -81,6 +81,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="invoices: share drawn with an untitled customer address window and/or the "
         "references as a header-row table, 0-1 (default 0: the layouts of earlier corpora)",
     )
+    p.add_argument(
+        "--total-variety",
+        type=float,
+        default=0.0,
+        help="receipts: share with tax-qualified total captions and a tax summary table whose "
+        "'Total' row sums the net amounts, 0-1 (default 0: the totals of earlier corpora)",
+    )
     p.add_argument("--n-jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--overwrite", action="store_true", help="replace a dataset already in OUT_DIR")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -104,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         kind=args.kind,
         header_variety=args.header_variety,
         layout_variety=args.layout_variety,
+        total_variety=args.total_variety,
     )
     took = time.perf_counter() - start
     print(

@@ -172,8 +172,9 @@ def _job(args: tuple) -> SynthDocument | tuple[int, str]:
                 scan_ratio=kwargs["scan_ratio"],
                 languages=kwargs["languages"],
                 header_variety=kwargs["header_variety"],
+                total_variety=kwargs["total_variety"],
             )
-        skip = ("kind", "header_variety")
+        skip = ("kind", "header_variety", "total_variety")
         if not kwargs.get("layout_variety"):
             skip = (*skip, "layout_variety")
         return synth_document(index, seed, **{k: v for k, v in kwargs.items() if k not in skip})
@@ -195,6 +196,7 @@ def generate(
     kind: str = "invoice",
     header_variety: float = 0.0,
     layout_variety: float = 0.0,
+    total_variety: float = 0.0,
 ):
     """Write ``n`` synthetic invoices (or till receipts) as a dataset folder (``schema.json``,
     ``labels.jsonl``, ``files/``); the same ``seed`` gives byte-identical output whatever
@@ -228,6 +230,11 @@ def generate(
         Invoices only: share drawn with one or more :data:`LAYOUT_VARIANTS` (untitled customer
         address window, reference fields as a header-row table). 0 (default) reproduces earlier
         corpora of the same seed.
+    total_variety : float
+        Receipts only: share printed with the ``summary`` totals style
+        (:data:`~confidence.datasets.synthetic.receipts.TOTAL_STYLES`; tax-qualified captions and
+        a tax summary table whose ``Total`` row sums the net amounts). 0 (default) reproduces
+        earlier corpora of the same seed.
 
     Returns
     -------
@@ -254,6 +261,10 @@ def generate(
         raise DatasetError(f"header_variety must be within 0-1, got {header_variety}")
     if not 0.0 <= layout_variety <= 1.0:
         raise DatasetError(f"layout_variety must be within 0-1, got {layout_variety}")
+    if not 0.0 <= total_variety <= 1.0:
+        raise DatasetError(f"total_variety must be within 0-1, got {total_variety}")
+    if total_variety and kind != "receipt":
+        raise DatasetError("total_variety applies to receipts only (kind='receipt')")
     kwargs = {
         "scan_ratio": scan_ratio,
         "languages": langs,
@@ -261,6 +272,7 @@ def generate(
         "kind": kind,
         "header_variety": header_variety,
         "layout_variety": layout_variety,
+        "total_variety": total_variety,
     }
     jobs = [(i, seed, kwargs) for i in range(n)]
     schema = SCHEMA

@@ -172,6 +172,51 @@ print the company number beside the name. The default (0) is the plain style onl
 corpora made before the styles existed are reproduced byte for byte."""
 
 
+TOTAL_STYLES: dict[str, str] = {
+    "plain": "subtotal, tax, rounding and total lines under the captions of the locale table",
+    "summary": "tax-qualified captions ('Total excl. tax' before the tax line, 'Total incl. tax' "
+    "on the total) and, after the payment lines, a tax summary table: one row per rate with its "
+    "net and tax amounts and a 'Total' row of the net and tax columns (the gold total is the "
+    "tax-included total above, never that row)",
+}
+"""How the totals block is printed. ``total_variety`` is the share of receipts drawn with the
+``summary`` style: till printers in VAT and GST countries print the subtotal under a tax-qualified
+caption and end the receipt with a table of the tax by rate, whose ``Total`` row sums the net
+amounts, so a ``Total`` caption alone does not say which amount is the total paid. The default
+(0) draws nothing extra, so seeded corpora made before the style existed are reproduced byte for
+byte."""
+
+_SUMMARY_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "en": {
+        "net": ("Total excl. tax", "Total (excl. VAT)", "Total excluding GST", "Total before tax",
+                "Sales total excl. tax"),
+        "gross": ("Total incl. tax", "Total (incl. VAT)", "Total including GST",
+                  "Sales total incl. tax", "Total inclusive of tax"),
+        "title": ("TAX SUMMARY", "VAT SUMMARY", "GST SUMMARY", "Tax breakdown"),
+        "head": (("Code Rate", "Net Tax"), ("Rate", "Amount Tax"), ("VAT %", "Net VAT")),
+        "code": ("A", "S", "T1", "SR", "V"),
+        "total": ("Total", "TOTAL", "Total:"),
+    },
+    "de": {
+        "net": ("Summe netto", "Gesamt ohne MwSt.", "Summe exkl. MwSt."),
+        "gross": ("Summe inkl. MwSt.", "Gesamt inkl. MwSt.", "Gesamtbetrag brutto"),
+        "title": ("MwSt-Übersicht", "Steuerübersicht", ""),
+        "head": (("MwSt-Satz", "Netto MwSt"), ("Satz", "Netto Steuer")),
+        "code": ("A", "B", "1"),
+        "total": ("Summe", "Gesamt", "Total"),
+    },
+    "fr": {
+        "net": ("Total HT", "Montant total HT", "Total hors taxes"),
+        "gross": ("Total TTC", "Montant total TTC", "Total toutes taxes comprises"),
+        "title": ("DETAIL TVA", "Récapitulatif TVA", ""),
+        "head": (("Taux", "HT TVA"), ("Code Taux", "Base TVA")),
+        "code": ("A", "1", "T"),
+        "total": ("Total", "TOTAL"),
+    },
+}  # fmt: skip
+"""Captions of the ``summary`` total style per language (:data:`TOTAL_STYLES`)."""
+
+
 def _name_lines(name: str, style: str, reg: str, size: float) -> list[_Line]:
     words = name.split()
     if style == "wrapped":
@@ -188,7 +233,7 @@ def _name_lines(name: str, style: str, reg: str, size: float) -> list[_Line]:
 
 
 def _content(
-    rng: random.Random, lang: str, header_variety: float = 0.0
+    rng: random.Random, lang: str, header_variety: float = 0.0, total_variety: float = 0.0
 ) -> tuple[list[_Line], dict[str, str | None], dict]:
     """The printed lines of one receipt, its gold values and facts for ``meta``."""
     # Styles draw from their own stream, and only when asked, so the plain corpora stay as made.
@@ -196,6 +241,8 @@ def _content(
     style = "plain"
     if vr is not None and vr.random() < header_variety:
         style = vr.choice(("wrapped", "tagged"))
+    tr = random.Random(rng.getrandbits(32)) if total_variety > 0 else None
+    summary = _SUMMARY_WORDS[lang] if tr is not None and tr.random() < total_variety else None
     locale = rng.choice(L.FAKER_LOCALES[lang])
     fake = _faker(locale)
     fake.seed_instance(rng.getrandbits(32))
@@ -291,16 +338,22 @@ def _content(
     if rng.random() < 0.2:
         rounded = (total * 20).quantize(Decimal(1), ROUND_HALF_UP) / 20
         rounding, total = rounded - total, rounded.quantize(CENT)
-    if not included or rng.random() < 0.5:
+    net = subtotal - tax if included else subtotal
+    if summary is not None and tr is not None:  # the net under a tax-qualified "Total" caption
+        lines.append(_Line(tr.choice(summary["net"]), "lr", right=num(net)))
+    elif not included or rng.random() < 0.5:
         lines.append(_Line(rng.choice(w["subtotal"]), "lr", right=num(subtotal)))
     if rate and rng.random() < 0.75:
         lines.append(_Line(f"{rng.choice(w['tax'])} {rate}%", "lr", right=num(tax)))
     if rounding:
         lines.append(_Line(rng.choice(w["rounding"]), "lr", right=num(rounding)))
     gold["total"] = num(total)
+    total_caption = rng.choice(w["total"])
+    if summary is not None and tr is not None and tr.random() < 0.7:
+        total_caption = tr.choice(summary["gross"])
     lines.append(
         _Line(
-            rng.choice(w["total"]),
+            total_caption,
             "lr",
             right=money(total) if rng.random() < 0.5 else num(total),
             size=rng.choice((1.0, 1.15, 1.3)),
@@ -316,6 +369,8 @@ def _content(
         lines.append(_Line(rng.choice(w["change"]), "lr", right=num(paid - total)))
     if rng.random() < 0.5:
         lines.append(_Line(f"{rng.choice(w['items'])} {n_items}"))
+    if summary is not None and tr is not None:
+        lines += _tax_table(tr, summary, rate, net, tax, num)
     lines.append(_Line(""))
     for _ in range(rng.choice((1, 1, 2))):
         lines.append(_Line(rng.choice(w["thanks"]), "c", size=0.9))
@@ -336,7 +391,34 @@ def _content(
     }
     if vr is not None:
         facts["header_style"] = style
+    if tr is not None:
+        facts["total_style"] = "summary" if summary is not None else "plain"
     return lines, gold, facts
+
+
+def _tax_table(
+    tr: random.Random,
+    words: dict[str, tuple],
+    rate: Decimal,
+    net: Decimal,
+    tax: Decimal,
+    num,
+) -> list[_Line]:
+    """A tax summary table: title, column captions, a row per rate, and the ``Total`` row of the
+    net and tax columns (a 0 % row of nothing is printed beside the rate at times)."""
+    out = [_Line("")]
+    if title := tr.choice(words["title"]):
+        out.append(_Line(title, tr.choice(("l", "c"))))
+    left, right = tr.choice(words["head"])
+    out.append(_Line(left, "lr", right=right))
+    code = tr.choice(words["code"])
+    gap = " " * tr.choice((2, 3, 4))
+    out.append(_Line(f"{code} {rate}%", "lr", right=f"{num(net)}{gap}{num(tax)}"))
+    if tr.random() < 0.3:
+        zero = num(Decimal("0.00"))
+        out.append(_Line(f"{tr.choice(('Z', 'E', '0'))} 0%", "lr", right=f"{zero}{gap}{zero}"))
+    out.append(_Line(tr.choice(words["total"]), "lr", right=f"{num(net)}{gap}{num(tax)}"))
+    return out
 
 
 def _render(lines: list[_Line], rng: random.Random) -> tuple[bytes, dict[str, Any]]:
@@ -414,6 +496,7 @@ def receipt_document(
     scan_ratio: float = 0.0,
     languages: Sequence[str] = L.LANGUAGES,
     header_variety: float = 0.0,
+    total_variety: float = 0.0,
 ) -> SynthDocument:
     """Generate receipt number ``index`` of the dataset with ``seed`` (pure function of both).
 
@@ -427,6 +510,8 @@ def receipt_document(
         raise DatasetError(f"scan_ratio must be within 0-1, got {scan_ratio}")
     if not 0.0 <= header_variety <= 1.0:
         raise DatasetError(f"header_variety must be within 0-1, got {header_variety}")
+    if not 0.0 <= total_variety <= 1.0:
+        raise DatasetError(f"total_variety must be within 0-1, got {total_variety}")
     bad = [x for x in languages if x not in L.LANGUAGES]
     if bad or not languages:
         raise DatasetError(
@@ -435,7 +520,7 @@ def receipt_document(
         )
     rng = random.Random(f"extractconf-receipt:{seed}:{index}")
     lang = rng.choice(tuple(languages))
-    lines, gold, facts = _content(rng, lang, header_variety)
+    lines, gold, facts = _content(rng, lang, header_variety, total_variety)
     pdf, drawn = _render(lines, rng)
     meta: dict[str, Any] = {
         "generator": "extractconf synth --kind receipt",

@@ -187,6 +187,24 @@ def test_vocabulary_names_the_generators_field_captions():
     assert missed == []
 
 
+def test_receipt_summary_captions_name_the_net_and_the_gross():
+    """The tax-qualified captions of the receipt generator's summary totals style read as the
+    amount they print: the net under 'Total excl. tax', the total under 'Total incl. tax'."""
+    from confidence.datasets.synthetic.receipts import _SUMMARY_WORDS
+
+    wrong = [
+        (lang, caption)
+        for lang, words in _SUMMARY_WORDS.items()
+        for key, concept in (("net", "amount_net"), ("gross", "amount_gross"))
+        for caption in words[key]
+        if concept not in label_concepts(caption) or len(label_concepts(caption) & _AMOUNTS) != 1
+    ]
+    assert wrong == []
+
+
+_AMOUNTS = {"amount_net", "amount_gross", "amount_due"}
+
+
 @pytest.mark.parametrize(
     "caption, concept",
     [

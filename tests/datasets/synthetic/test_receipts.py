@@ -146,3 +146,31 @@ def test_header_styles_wrap_the_name_or_tag_it_with_a_number(tmp_path):
     assert "header_style" not in plain.meta  # the default keeps earlier corpora unchanged
     with pytest.raises(DatasetError, match="header_variety"):
         receipt_document(0, header_variety=1.5)
+
+
+def test_total_styles_print_a_tax_summary_whose_total_row_is_not_the_total(tmp_path):
+    import hashlib
+
+    out = tmp_path / "t"
+    argv = ["synth", str(out), "--n", "12", "--kind", "receipt", "--seed", "4"]
+    assert main([*argv, "--total-variety", "1.0"]) == 0
+    ds = Dataset.open(out)
+    for rec in ds.records:
+        d = receipt_document(int(rec.doc_id[-5:]), seed=4, total_variety=1.0)
+        assert d.fields == rec.fields and d.meta["total_style"] == "summary"
+        lines = _words(d.data)
+        rows = [
+            ln for ln in lines if re.fullmatch(r"(Total|TOTAL|Total:|Summe|Gesamt) \S+ \S+", ln)
+        ]
+        assert rows, lines  # the summary's "Total" row: the net and the tax column
+        net, tax = (_amount(x) for x in rows[-1].split()[1:])
+        total = _amount(d.fields["total"])
+        assert abs(net + tax - total) <= Decimal("0.05")  # the total paid, rounded at most
+        assert net != total or tax == 0  # the row's first amount is the net, not the total
+    # the default draws nothing: a corpus of the same seed is the one made before the style
+    plain = receipt_document(3, seed=7)  # its sha-256 before the style existed (commit e446304)
+    assert "total_style" not in plain.meta
+    assert hashlib.sha256(plain.data).hexdigest()[:16] == "9d12b8ca06f2a144"
+    with pytest.raises(DatasetError, match="total_variety"):
+        receipt_document(0, total_variety=-0.1)
+    assert main(["synth", str(tmp_path / "i"), "--n", "2", "--total-variety", "0.5"]) == 2
