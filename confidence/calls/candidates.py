@@ -192,12 +192,20 @@ def _block_heads(lines: list[Line]) -> list[Candidate]:
     return out
 
 
+_REG_NUMBER_LINE = re.compile(
+    r"^\W*(?:\d[\d ]{3,}\d\s*-\s*[A-Za-z]|\(\s*\d[\d ]{3,}\d\s*(?:-\s*[A-Za-z])?\s*\)|\d{7,})\W*$"
+)
+"""A line that is only a registration number (``(81109-A)``, ``002043319-W``, ``(1234567)``)."""
+
+
 def _address_candidates(field, lines, row_of, others):
     keys = field_keys(field)
     cues = field_cues(field)
     out = []
     like = [_address_likeness(ln.text) for ln in lines]
     for i in range(len(lines)):
+        if _REG_NUMBER_LINE.match(lines[i].text):
+            continue  # "(81109-A)" under a shop's name: its registration number starts no address
         for n in range(1, 5):
             win = lines[i : i + n]
             if len(win) < n or win[-1].page != win[0].page:

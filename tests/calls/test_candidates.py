@@ -177,6 +177,21 @@ def test_issuer_name_with_a_bracketed_number_and_a_wrapped_name():
     assert plain == ["BLUE CAFE (EAST)"]
 
 
+@pytest.mark.parametrize("reg", ["(44107-K)", "002043319-W", "(1234567)"])
+def test_no_address_candidate_starts_with_a_registration_number_line(reg):
+    lines = _lines(
+        ["ORCHID LANE TRADERS", reg, "12 Mill Road,", "Riverside Park,", "90210 Springfield"]
+    )
+    vals = [c.value for c in field_candidates(SCHEMA["address"], lines, max_candidates=50)]
+    assert "12 Mill Road, Riverside Park, 90210 Springfield" in vals
+    assert not any(v.startswith(reg) for v in vals)
+    # a postcode or a house number alone on its line is no registration number
+    for text in ("90210", "NO 290,", "4557 De Silva St"):
+        alone = _lines(["ORCHID LANE TRADERS", text, "Riverside Park,", "90210 Springfield"])
+        vals = [c.value for c in field_candidates(SCHEMA["address"], alone, max_candidates=50)]
+        assert any(v.startswith(text) for v in vals), text
+
+
 def test_an_unlabelled_name_over_an_address_block_is_a_customer_candidate():
     customer = Field("customer_name", "text", "Name of the customer the invoice is addressed to")
     lines = _lines(["Invoice", "Jane Roe", "14 Harbour Street", "90210 Springfield", "Total 9.00"])
