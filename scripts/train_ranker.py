@@ -187,6 +187,10 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--n-estimators", type=int, default=300, help="boosting rounds")
     ap.add_argument("--num-leaves", type=int, default=31, help="leaves per tree")
+    ap.add_argument("--min-child-samples", type=int, default=20, help="rows per leaf, at least")
+    ap.add_argument("--subsample", type=float, default=1.0, help="share of rows per tree (bagging)")
+    ap.add_argument("--colsample", type=float, default=1.0, help="share of features per tree")
+    ap.add_argument("--seed", type=int, default=0, help="LightGBM's random_state")
     ap.add_argument("--no-fit", action="store_true", help="only compute and keep the groups")
     args = ap.parse_args(argv)
     cache = DocumentCache(args.cache)
@@ -239,7 +243,14 @@ def main(argv=None) -> int:
     X, y, sizes = keep_absent(X, y, sizes, args.absent_share)
     X, y, sizes = augment_unseen(X, y, sizes, args.unseen_share)
     X, y, sizes = augment_unlabelled(X, y, sizes, args.unlabelled_share)
-    ranker = CandidateRanker(n_estimators=args.n_estimators, num_leaves=args.num_leaves)
+    ranker = CandidateRanker(
+        n_estimators=args.n_estimators,
+        num_leaves=args.num_leaves,
+        min_child_samples=args.min_child_samples,
+        subsample=args.subsample,
+        colsample_bytree=args.colsample,
+        random_state=args.seed,
+    )
     ranker.fit(X, y, group=sizes)
     if args.out.exists():
         for p in args.out.iterdir():

@@ -33,6 +33,13 @@ from confidence.types import Document
 _PHONE_RE = re.compile(r"\+?\(?\d{2,4}\)?[ -]?\d{3,4}[ -]\d{3,4}")
 # No word lists: street words, place names and legal forms are locale knowledge, which reaches
 # extraction only through the ranker's training on the synthetic generator's locale tables.
+# A street line that ends with its house number ("Hauptstraße 12", "Via Roma 5/7", "Kade 12a"):
+# a word of letters, then a number, an optional letter and an optional second number.
+_TRAILING_HOUSE_NUMBER = re.compile(
+    r"[^\W\d_]{3,}\.?\s+\d{1,4}[a-zA-Z]?(?:\s*[-/]\s*\d{1,4}[a-zA-Z]?)?$"
+)
+# Parts of one printed line that a sender line separates with a middle dot or a bar.
+_PART_SEPARATOR = re.compile(r"\s+[·•|]\s+")
 _POSTCODE_RE = re.compile(r"\b\d{5}\b|\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b")
 
 
@@ -222,6 +229,92 @@ def _address_candidates(field, lines, row_of, others):
                 s -= 0.03 * i
             out.append(Candidate(" ".join(ln.text for ln in win), win[0].index, s))
     return out
+
+
+def street_blocks(lines: list[Line]) -> list[Candidate]:
+    """Address values the windows of :func:`field_candidates` miss, by shape alone.
+
+    * a street line that ends with its house number (``Röhrichtstraße 50-65``), followed within
+      two lines by a postcode line (``72377 Eisenberg``): the lines joined by ``", "``;
+    * the part of a line after a middle dot or a bar that holds a postcode
+      (``Fisher-Rogers · 2 Martyn Views, West Declan, HU6E 2AS``).
+
+    They come after the prior candidates (score below all of them): extra values for the
+    candidate pool, which leave the prior order of the other candidates as it was.
+
+    Examples
+    --------
+    >>> from confidence.documents.lines import Line
+    >>> ls = [Line(0, "Röhrichtstraße 50-65", (0, .1, .3, .12), 1, ()),
+    ...       Line(1, "72377 Eisenberg", (0, .13, .3, .15), 1, ()),
+    ...       Line(2, "Acme Ltd · 2 Kings Road, Leeds, LS1 4AB", (0, .5, .6, .52), 1, ())]
+    >>> [c.value for c in street_blocks(ls)]
+    ['Röhrichtstraße 50-65, 72377 Eisenberg', '2 Kings Road, Leeds, LS1 4AB']
+    """
+    out: list[Candidate] = []
+    for i, ln in enumerate(lines):
+        if _TRAILING_HOUSE_NUMBER.search(ln.text.strip(" ,")) and not _REG_NUMBER_LINE.match(
+            ln.text
+        ):
+            for j in range(i + 1, min(i + 3, len(lines))):
+                nxt = lines[j]
+                if nxt.page != ln.page:
+                    break
+                if _POSTCODE_RE.search(nxt.text) and _address_likeness(nxt.text) > 0.5:
+                    parts = [x.text.strip(" ,") for x in lines[i : j + 1]]
+                    out.append(Candidate(", ".join(parts), ln.index, -1.0 - 0.1 * (j - i)))
+                    break
+        for part in _PART_SEPARATOR.split(ln.text)[1:]:
+            if _POSTCODE_RE.search(part) and _address_likeness(part) > 0.9:
+                out.append(Candidate(part.strip(" ,"), ln.index, -1.0))
+    return out
+
+
+# Digits OCR takes for one another in a blurred or thin print (a 0 read as 6, 8 or 9, ...).
+_DIGIT_CONFUSIONS = {
+    "0": "689",
+    "1": "7",
+    "3": "8",
+    "5": "6",
+    "6": "05",
+    "7": "1",
+    "8": "036",
+    "9": "0",
+}
+PLAUSIBLE_YEARS = (1970, 2100)
+"""Years a business document is dated in; a date outside them is an OCR misreading."""
+
+
+def repair_year(value: str) -> str | None:
+    """``value`` with its four-digit year read again when OCR made it implausible.
+
+    A year outside :data:`PLAUSIBLE_YEARS` (``2618``) is re-read digit by digit through the
+    usual OCR digit confusions; when exactly one reading falls inside, the value is returned
+    with that year (``2018``). ``None`` when the year is plausible, two-digit, or no single
+    repair exists.
+
+    Examples
+    --------
+    >>> repair_year("2618-03-23"), repair_year("12-02-2618"), repair_year("25/12/2018")
+    ('2018-03-23', '12-02-2018', None)
+    >>> repair_year("05/02/18") is None, repair_year("01/01/5555") is None
+    (True, True)
+    """
+    lo, hi = PLAUSIBLE_YEARS
+    found = [m for m in re.finditer(r"(?<!\d)\d{4}(?!\d)", value) if not lo <= int(m[0]) <= hi]
+    if len(found) != 1:
+        return None
+    m = found[0]
+    year = m[0]
+    readings = {
+        year[:i] + alt + year[i + 1 :]
+        for i, digit in enumerate(year)
+        for alt in _DIGIT_CONFUSIONS.get(digit, "")
+    }
+    fits = [y for y in readings if lo <= int(y) <= hi]
+    if len(fits) != 1:
+        return None
+    return value[: m.start()] + fits[0] + value[m.end() :]
 
 
 def field_candidates(

@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from confidence import __version__, persistence
-from confidence.calls.candidates import Candidate
+from confidence.calls.candidates import Candidate, repair_year
 from confidence.calls.consistency import choose_jointly
 from confidence.calls.ranker_features import FEATURES, PageContext, field_pool, pool_features
 from confidence.datasets.matching import is_correct
@@ -119,6 +119,12 @@ class CandidateRanker(BaseEstimator):
     learning_rate : float, default=0.05
     num_leaves : int, default=31
     min_child_samples : int, default=20
+    subsample : float, default=1.0
+        Share of the training rows each tree is grown on (LightGBM bagging, redrawn for every
+        tree); below 1 the trees see different samples, which steadies a ranker that would
+        otherwise lean on the few features that separate the synthetic training pages best.
+    colsample_bytree : float, default=1.0
+        Share of the features each tree may split on.
     random_state : int, default=0
     n_jobs : int, default=1
         LightGBM threads.
@@ -145,6 +151,8 @@ class CandidateRanker(BaseEstimator):
         learning_rate: float = 0.05,
         num_leaves: int = 31,
         min_child_samples: int = 20,
+        subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
         random_state: int = 0,
         n_jobs: int = 1,
     ) -> None:
@@ -152,6 +160,8 @@ class CandidateRanker(BaseEstimator):
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
         self.min_child_samples = min_child_samples
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -164,12 +174,19 @@ class CandidateRanker(BaseEstimator):
             raise ValueError(f"X must be 2-d with one row per label; got {X.shape} and {y.shape}")
         if group.sum() != len(X) or (group <= 0).any():
             raise ValueError(f"group sizes sum to {group.sum()}, X has {len(X)} rows")
+        for name in ("subsample", "colsample_bytree"):
+            share = getattr(self, name)
+            if not 0.0 < share <= 1.0:
+                raise ValueError(f"{name} must be in (0, 1], got {share!r}")
         model = lgb.LGBMRanker(
             objective="lambdarank",
             n_estimators=self.n_estimators,
             learning_rate=self.learning_rate,
             num_leaves=self.num_leaves,
             min_child_samples=self.min_child_samples,
+            subsample=self.subsample,
+            subsample_freq=1 if self.subsample < 1.0 else 0,
+            colsample_bytree=self.colsample_bytree,
             random_state=self.random_state,
             n_jobs=self.n_jobs,
             verbose=-1,
@@ -228,9 +245,15 @@ class CandidateRanker(BaseEstimator):
             p = np.exp(s - s.max())
             p /= p.sum()
             order = np.argsort(-s, kind="stable")
+            # "2618-03-23": the features read the printed date, the value is the one
+            # plausible year OCR misread (candidates.repair_year)
+            shown = [
+                (repair_year(p.value) or p.value) if f.type == "date" and p.value else p.value
+                for p in pool
+            ]
             out[f.name] = [
                 RankedCandidate(
-                    pool[i].value,
+                    shown[i],
                     None if pool[i].value is None else pool[i].line,
                     float(s[i]),
                     float(p[i]),

@@ -29,7 +29,7 @@ from statistics import median
 import numpy as np
 from rapidfuzz import fuzz
 
-from confidence.calls.candidates import _address_likeness, field_candidates
+from confidence.calls.candidates import _address_likeness, field_candidates, street_blocks
 from confidence.calls.labelled import find_label_hits
 from confidence.calls.mapper import run_mapper, typed_values
 from confidence.calls.pairs import find_pairs
@@ -418,8 +418,13 @@ def _direction(ctx: PageContext, label_line: int, value_line: int) -> float:
 def field_pool(ctx: PageContext, f: Field, *, max_prior: int = 25) -> list[Pooled]:
     """Candidates of one field (see module docstring); the null candidate last."""
     pool: dict[str, Pooled] = {}
-    for r, c in enumerate(field_candidates(f, ctx.lines, ctx.schema, max_candidates=max_prior)):
+    prior = field_candidates(f, ctx.lines, ctx.schema, max_candidates=max_prior)
+    for r, c in enumerate(prior):
         _add(pool, c.value, c.line, "prior", prior=c.score, prior_rank=float(r))
+    if f.type == "address":  # after the prior candidates, whose order they leave alone
+        low = min((c.score for c in prior), default=0.0)
+        for r, c in enumerate(street_blocks(ctx.lines), start=len(prior)):
+            _add(pool, c.value, c.line, "prior", prior=low + c.score, prior_rank=float(r))
     for h in ctx.hits:
         opts = list(h.options)
         if f.type == "address" and len(opts) > 1:  # a block: name line, then address lines

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from confidence.calls.candidates import field_candidates
+from confidence.calls.candidates import (
+    PLAUSIBLE_YEARS,
+    field_candidates,
+    repair_year,
+    street_blocks,
+)
 from confidence.calls.mapper import run_mapper
+from confidence.calls.ranker import default_ranker
 from confidence.documents.lines import Line, document_lines
 from confidence.schema import Field, Schema
+from tests.fixtures.pages import page_lines
 
 
 def _lines(texts, *, right=()):
@@ -241,3 +250,59 @@ def test_amount_candidate_with_ocr_space_after_the_decimal_point():
     from confidence.datasets.matching import is_correct
 
     assert is_correct("amount", got[0], "65.20")
+
+
+def _pool_values(phrases, schema):
+    ranked = default_ranker().rank(page_lines(phrases), schema)
+    return {name: [c.value for c in cands] for name, cands in ranked.items()}
+
+
+def test_a_street_ending_in_its_house_number_over_a_postcode_line_is_an_address():
+    schema = Schema("s", (Field("vendor_address", "address", "Postal address of the seller."),))
+    page = [
+        (0.05, 0.04, "Pruschke Dietz AG"),
+        (0.05, 0.07, "Röhrichtstraße 50-65"),
+        (0.05, 0.10, "72377 Eisenberg"),
+        (0.60, 0.04, "Rechnung Nr. 2022/49182"),
+        (0.05, 0.40, "Kopierpapier A4 3 12,00"),
+    ]
+    lines = page_lines(page)
+    before = field_candidates(schema.fields[0], lines, schema, max_candidates=25)
+    pool = _pool_values(page, schema)["vendor_address"]
+    assert "Röhrichtstraße 50-65, 72377 Eisenberg" in pool
+    # the prior candidates keep their values and order: the block only joins the pool
+    assert field_candidates(schema.fields[0], lines, schema, max_candidates=25) == before
+    assert "Röhrichtstraße 50-65, 72377 Eisenberg" not in [c.value for c in before]
+
+
+@pytest.mark.parametrize("sep", ["·", "|", "•"])
+def test_the_address_part_of_a_sender_line_is_an_address_candidate(sep):
+    schema = Schema("s", (Field("vendor_address", "address", "Postal address of the seller."),))
+    page = [(0.05, 0.03, f"Fisher-Rogers {sep} 2 Martyn Views, West Declan, HU6E 2AS")]
+    assert "2 Martyn Views, West Declan, HU6E 2AS" in _pool_values(page, schema)["vendor_address"]
+
+
+@pytest.mark.parametrize("text", ["Total 12", "Qty 3 Price 4", "Invoice 2024", "Table 12"])
+def test_a_word_and_a_number_without_a_postcode_line_after_it_is_no_street_block(text):
+    lines = page_lines([(0.05, 0.05, text), (0.05, 0.08, "Thank you for your order")])
+    assert street_blocks(lines) == []
+
+
+@given(
+    year=st.integers(1970, 2100),
+    pos=st.integers(0, 3),
+    sep=st.sampled_from(["-", "/", "."]),
+)
+def test_a_repaired_year_is_plausible_and_one_digit_from_the_printed_one(year, pos, sep):
+    lo, hi = PLAUSIBLE_YEARS
+    assert repair_year(f"23{sep}03{sep}{year}") is None  # a plausible year is never touched
+    printed = str(year)
+    for alt in "0123456789":
+        misread = printed[:pos] + alt + printed[pos + 1 :]
+        fixed = repair_year(f"23{sep}03{sep}{misread}")
+        if fixed is None:
+            continue
+        assert not lo <= int(misread) <= hi
+        new = fixed.rsplit(sep, 1)[1]
+        assert lo <= int(new) <= hi
+        assert sum(a != b for a, b in zip(new, misread, strict=True)) == 1

@@ -207,6 +207,26 @@ def test_fit_checks_its_groups():
         CandidateRanker().fit(np.zeros((6, 2)), np.zeros(6), group=[5])
 
 
+def test_bagged_rows_and_features_are_seeded_saved_and_checked(tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, len(FEATURES)))
+    y = (X[:, 5] + 0.5 * X[:, 6] > 0.9).astype(float)
+    kw = {"n_estimators": 30, "min_child_samples": 5, "subsample": 0.6, "colsample_bytree": 0.5}
+    a = CandidateRanker(**kw, random_state=1).fit(X, y, group=[8] * 50)
+    b = CandidateRanker(**kw, random_state=1).fit(X, y, group=[8] * 50)
+    c = CandidateRanker(**kw, random_state=2).fit(X, y, group=[8] * 50)
+    full = CandidateRanker(n_estimators=30, min_child_samples=5).fit(X, y, group=[8] * 50)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))  # the seed decides the samples
+    assert not np.allclose(a.predict(X), c.predict(X))
+    assert not np.allclose(a.predict(X), full.predict(X))
+    back = CandidateRanker.load(a.save(tmp_path / "bagged"))
+    assert back.get_params()["subsample"] == 0.6 and back.get_params()["colsample_bytree"] == 0.5
+    np.testing.assert_allclose(back.predict(X), a.predict(X))
+    for bad in ({"subsample": 0.0}, {"colsample_bytree": 1.5}):
+        with pytest.raises(ValueError, match="must be in"):
+            CandidateRanker(**bad).fit(X, y, group=[8] * 50)
+
+
 def test_the_shipped_ranker_is_listed_in_its_manifest():
     assert (DEFAULT_DIR / "manifest.json").exists()
     assert set(default_ranker().feature_names_) <= set(FEATURES)
@@ -568,3 +588,14 @@ def test_an_iban_whose_groups_ocr_spaced_unevenly_is_read_whole():
     )
     got = default_ranker().read(lines, schema)["iban"].value
     assert is_correct("iban", got, "GB82 WEST 1234 5698 7654 32")
+
+
+def test_a_date_whose_year_ocr_misread_is_read_with_the_one_plausible_year():
+    schema = Schema("r", (Field("date", "date", "Date of the purchase."),))
+    page = [(0.05, 0.05, "SHOP"), (0.05, 0.10, "Date: 2618-03-23"), (0.05, 0.2, "TOTAL 9.00")]
+    assert _read(page, schema)["date"] == "2018-03-23"
+    ok = [(0.05, 0.05, "SHOP"), (0.05, 0.10, "Date: 2018-03-23"), (0.05, 0.2, "TOTAL 9.00")]
+    assert _read(ok, schema)["date"] == "2018-03-23"
+    # two repairs fit (1908 -> 1988 or 1998): the printed value stays
+    odd = [(0.05, 0.05, "SHOP"), (0.05, 0.10, "Date: 23/03/1908"), (0.05, 0.2, "TOTAL 9.00")]
+    assert _read(odd, schema)["date"] in (None, "23/03/1908")
