@@ -7,6 +7,11 @@ score from the label cues around it (same visual row to the left, or the line ab
 cues of competing fields (``SUB TOTAL`` is not ``total``) and from type-specific position
 priors (issuer names sit at the top, totals are large). Candidates are returned best first;
 the Hunter puts them in that order in its prompt and its JSON-schema ``enum``.
+
+Two helpers go beyond the prior windows: :func:`street_blocks` (address values found by shape,
+which the candidate ranker adds after the prior candidates) and :func:`repair_year` (the one
+plausible year of a date whose printed year OCR made impossible; the ranker reports it in place
+of the printed value, whose features it still reads).
 """
 
 from __future__ import annotations

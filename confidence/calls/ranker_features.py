@@ -8,7 +8,8 @@ n-gram similarity), so a schema the ranker never saw is read the same way.
 
 Candidates of a field (:func:`field_pool`) are the union of
 
-* the typed prior candidates of :func:`confidence.calls.candidates.field_candidates`,
+* the typed prior candidates of :func:`confidence.calls.candidates.field_candidates` (for an
+  address, then :func:`~confidence.calls.candidates.street_blocks`),
 * values printed with a known label of the vocabulary
   (:func:`~confidence.calls.labelled.find_label_hits`) or with a layout label
   (:func:`~confidence.calls.pairs.find_pairs`), narrowed to the field's type,
