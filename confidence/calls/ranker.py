@@ -248,8 +248,8 @@ class CandidateRanker(BaseEstimator):
             # "2618-03-23": the features read the printed date, the value is the one
             # plausible year OCR misread (candidates.repair_year)
             shown = [
-                (repair_year(p.value) or p.value) if f.type == "date" and p.value else p.value
-                for p in pool
+                (repair_year(c.value) or c.value) if f.type == "date" and c.value else c.value
+                for c in pool
             ]
             out[f.name] = [
                 RankedCandidate(
