@@ -43,7 +43,8 @@ def add_read_once_arg(p: argparse.ArgumentParser) -> None:
         "--read-once",
         action="store_true",
         help="OCR every scanned page once, as it is: no second reading of small text on an "
-        "enlarged raster (faster on such pages; small print is read less well)",
+        "enlarged raster nor of faint print on restored ones (faster on such pages; small and "
+        "faint print are read less well)",
     )
 
 

@@ -108,7 +108,9 @@ def load_document(
         enlarged so that it reaches 32 px, and keep the more confident reading (``Page.notes``
         then says "small text read again enlarged"). ``False`` reads every raster once: faster
         on such pages (about 2.6 times as long as one reading, ``benchmarks/results/ingest.json``)
-        but small print (IBANs, e-mail lines, receipt footers) is read less well.
+        but small print (IBANs, e-mail lines, receipt footers) is read less well. It also
+        governs the second reading of a weakly read page (faint print) on restored rasters
+        ("faint print read again"): ``False`` makes no such reading either.
 
     Returns
     -------

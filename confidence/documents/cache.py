@@ -26,12 +26,14 @@ from confidence.types import Document
 
 __all__ = ["INGEST_VERSION", "DocumentCache", "default_cache_dir"]
 
-INGEST_VERSION = "6"
+INGEST_VERSION = "7"
 """Bump when ingestion output changes (new OCR settings, new Word fields), to invalidate entries.
 
 4: words the page segmentation left unread are re-read (:mod:`confidence.documents._ocr`).
 5: pages that read no words: a deskew after which the page reads none is dropped, and a page
-   that still reads none is read again after a local threshold."""
+   that still reads none is read again after a local threshold.
+6: small text is read again on the raster enlarged.
+7: a weakly read page (faint print) is read again on restored rasters."""
 
 
 def default_cache_dir() -> Path:

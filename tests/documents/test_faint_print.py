@@ -1,0 +1,139 @@
+"""A weakly read page (faint print) is read again on restored rasters (issue 12, candidate recall).
+
+Faded thermal paper and worn ribbons print strokes a few grey levels under the paper; tesseract's
+global threshold loses them. A reading whose long words have a mean confidence under 0.7 is made
+again on a flattened, thickened raster and on a locally thresholded one
+(:func:`confidence.documents._ocr._restorations`), and the best reading is kept.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from confidence.cli import main
+from confidence.datasets.synthetic.generate import synth_document
+from confidence.documents import _ocr, load_document
+from confidence.types import Word
+from tests.fixtures import docs as fx
+
+FIELDS = ("document_id", "date_issue", "amount_total_net", "amount_total_gross", "amount_due")
+
+
+@pytest.fixture(scope="module")
+def faded_invoice(tmp_path_factory):
+    """A generated invoice (seed 7, number 4) scanned at 200 dpi as a faded print: ink at grey
+    130 on paper at 200 darkening by 25 levels across the page, a third of the ink pixels lost."""
+    doc = synth_document(4, seed=7)
+    folder = tmp_path_factory.mktemp("faint")
+    pdf = folder / "invoice.pdf"
+    pdf.write_bytes(doc.data)
+    ink = fx.render_pdf(pdf, 200.0).astype(np.float32) / 255.0
+    lost = np.random.default_rng(0).random(ink.shape) < 0.35
+    ink = np.where(lost & (ink < 0.5), 1.0, ink)
+    paper = 200.0 - np.linspace(0.0, 25.0, ink.shape[1])[None, :]
+    faded = np.clip(paper + (ink - 1.0) * 70.0, 0, 255).astype(np.uint8)
+    return doc, fx.save_image(faded, folder / "faded.png", 200.0)
+
+
+def _text(png) -> str:
+    return " ".join(w.text for p in load_document(png).pages for w in p.words)
+
+
+def test_inspect_reads_a_faded_print_and_says_how(faded_invoice, capsys):
+    """Through the command a user runs: the id, date and amounts are read, and the note says
+    which restored raster gave the reading."""
+    doc, png = faded_invoice
+    assert main(["inspect", str(png), "--json", "--text", "2000"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert any(n.startswith("faint print read again") for n in page["notes"]), page["notes"]
+    found = [f for f in FIELDS if doc.fields[f] in page["text"]]
+    assert len(found) >= 4, found
+
+
+def test_without_the_restoration_the_same_page_loses_them(faded_invoice, monkeypatch):
+    """The case the feature is for: read as it lies, tesseract misses most of those values."""
+    doc, png = faded_invoice
+    monkeypatch.setattr(_ocr, "_FAINT_CONF", -1.0)  # never weak: no second reading
+    text = _text(png)
+    assert sum(doc.fields[f] in text for f in FIELDS) <= 1
+
+
+def test_a_page_that_reads_well_is_read_once(tmp_path, monkeypatch):
+    """A clean 300-dpi page reads confidently: no restored reading, no note."""
+    doc = synth_document(4, seed=7)
+    pdf = tmp_path / "invoice.pdf"
+    pdf.write_bytes(doc.data)
+    png = fx.save_image(fx.render_pdf(pdf, 300.0), tmp_path / "clean.png", 300.0)
+    calls = []
+    monkeypatch.setattr(_ocr, "_restorations", lambda *a: calls.append(1) or [])
+    page = load_document(png).pages[0]
+    assert calls == []
+    assert not any("faint" in n for n in page.notes)
+
+
+def test_restorations_flatten_the_paper_and_keep_the_stroke():
+    """Hand-made raster: paper 200 (150 at the right), a stroke 30 levels under the paper."""
+    page = np.full((80, 120), 200, np.uint8)
+    page[:, 60:] = 150
+    page[30:34, 10:50] = 170
+    page[30:34, 70:110] = 120
+    for name, r in _ocr._restorations(page, 300):
+        assert r.shape == page.shape, name
+        assert r[32, 30] < 100 and r[32, 90] < 100, name  # both strokes are dark: ink
+        assert r[10, 30] == 255 and r[10, 90] == 255, name  # both papers are white
+
+
+def test_read_once_makes_no_restored_reading(faded_invoice, capsys):
+    """``inspect --read-once``: one reading per raster, so no restored one and no note."""
+    _, png = faded_invoice
+    assert main(["inspect", str(png), "--json", "--read-once"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert not any("faint" in n for n in page["notes"]), page["notes"]
+
+
+def _line_of(conf: float, n: int = 8) -> tuple[Word, ...]:
+    """``n`` wide five-letter words read with confidence ``conf``."""
+    return tuple(Word("Total", (0.1, 0.05 * i, 0.4, 0.05 * i + 0.02), conf) for i in range(n))
+
+
+@pytest.fixture
+def stub_reader(monkeypatch):
+    """Tesseract replaced: the page as it lies reads nothing, turned 180 degrees it reads noise,
+    and restored it reads well only the right way up (the marker pixel at the top left)."""
+    gray = np.full((100, 100), 200, np.uint8)
+    gray[0, 0] = 1
+
+    def read(raster, rotation, *args):
+        words = {0: (Word("ab", (0.1, 0.1, 0.2, 0.12), 0.2),), 180: _line_of(0.3, 2)}
+        return _ocr.OcrPage(raster, words.get(rotation, ()), rotation, 0.0, None, None, ())
+
+    def read_words(raster, *args):
+        return list(_line_of(0.9 if raster[0, 0] == 1 else 0.3))
+
+    monkeypatch.setattr(_ocr, "_read", read)
+    monkeypatch.setattr(_ocr, "_read_words", read_words)
+    monkeypatch.setattr(_ocr, "_restorations", lambda raster, dpi: [("flattened", raster)])
+    return gray
+
+
+def test_a_faint_upright_page_is_not_lost_to_a_noisy_turned_reading(stub_reader):
+    """Orientation alone keeps the turned noise (5 > 0); restored, the page as it lies wins."""
+    page = _ocr.ocr_page(
+        stub_reader, 300, lang="eng", timeout=5, path=None, page_no=1, grid_shape=(8, 6)
+    )
+    assert page.rotation == 0
+    assert [w.ocr_conf for w in page.words] == [0.9] * 8
+    assert page.notes[0].endswith("kept 0 read again restored"), page.notes
+    assert page.notes[1].startswith("faint print read again flattened"), page.notes
+
+
+def test_read_once_keeps_what_orientation_chose(stub_reader):
+    page = _ocr.ocr_page(
+        stub_reader, 300, lang="eng", timeout=5, path=None, page_no=1, grid_shape=(8, 6),
+        enlarge_small_text=False,
+    )  # fmt: skip
+    assert page.rotation == 180
+    assert page.notes[0].endswith("kept 180") and len(page.notes) == 1
