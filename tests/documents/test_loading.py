@@ -413,5 +413,8 @@ def test_a_page_under_uneven_lighting_is_read_after_a_local_threshold(tmp_path):
     path.write_bytes(d.data)
     page = load_document(path).pages[0]
     assert any(n.startswith("read after a local threshold") for n in page.notes)
-    texts = {w.text for w in page.words}
-    assert len(page.words) > 50 and {"Weller", "Rostock"} <= {t.strip(".,") for t in texts}
+    # still weak (mean confidence under 0.7), the page is then read restored (flattened): the
+    # values of 10 of its fields are read (2 by the local threshold alone)
+    assert any(n.startswith("faint print read again") for n in page.notes)
+    text = " ".join(w.text for w in page.words)
+    assert len(page.words) > 50 and sum(v in text for v in d.fields.values() if v) >= 8
