@@ -20,6 +20,9 @@ from confidence.documents.vocab import find_labels
 from confidence.types import Word
 
 _GAP = 0.03  # page widths: a wider gap before a label starts a new column
+# ... as does a gap of at least _MIN_GAP that is _GAP_RATIO times the line's median word gap
+# ("Payment reference RF50 3572 0130   Payment terms Due on receipt": 0.027 after 0.004-0.008)
+_MIN_GAP, _GAP_RATIO = 0.015, 3.0
 
 
 @dataclass(frozen=True)
@@ -71,11 +74,29 @@ def _spans(ws: list[Word]) -> list[tuple[int, int, tuple[str, ...]]]:
 
 
 def _accepted(ws: list[Word], i: int, j: int, has_boxes: bool) -> bool:
+    """Whether the label phrase ``ws[i:j]`` is a label: it starts its line, ends in ``:`` or
+    ``#``, or stands after a column gap (wide on the page, or wide for its line).
+
+    Examples
+    --------
+    >>> ws = [Word(t, (x, 0, x + 0.03, 0.01)) for t, x in
+    ...       (("RF50", 0.10), ("3572", 0.135), ("Payment", 0.19), ("terms", 0.225))]
+    >>> _accepted(ws, 2, 4, True)  # 0.025 after gaps of 0.005: a column gap on this line
+    True
+    >>> _accepted(ws[:2] + [Word("Payment", (0.17, 0, 0.2, 0.01))], 2, 3, True)
+    False
+    """
     if i == 0 or ws[j - 1].text.rstrip().endswith((":", "#")):
         return True
     if j < len(ws) and ws[j].text.strip() in (":", "#"):
         return True
-    return has_boxes and ws[i].bbox[0] - ws[i - 1].bbox[2] > _GAP
+    if not has_boxes:
+        return False
+    gap = ws[i].bbox[0] - ws[i - 1].bbox[2]
+    if gap > _GAP:
+        return True
+    gaps = sorted(b.bbox[0] - a.bbox[2] for a, b in pairwise(ws))
+    return gap >= _MIN_GAP and gap >= _GAP_RATIO * max(gaps[len(gaps) // 2], 0.0)
 
 
 def _column_below(

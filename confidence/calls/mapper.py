@@ -133,9 +133,30 @@ def typed_values(field: Field, text: str) -> list[str]:
         vals = [v.strip(":#.") for v in vals if not _NOT_ID.fullmatch(v.strip(":#."))]
         return [v for v in vals if v]
     t = text.strip(" :")
-    # A name or address is mostly letters; "(742014-W)" next to "Company No" is not a name.
+    return [t] if t and _wordy(t) else []
+
+
+_WORD = re.compile(r"[^\W\d_]{3,}")
+_LONG_DIGITS = re.compile(r"\d{4,}")
+
+
+def _wordy(t: str) -> bool:
+    """Text that can be a text value: mostly letters, or a phrase with a word and short numbers.
+
+    A name or address is mostly letters, and "(742014-W)" next to "Company No" is no name; terms
+    such as "2% 10, Net 30" are mostly digits and signs but hold a word and only short numbers
+    (a phone or registration number has runs of 4 digits or more).
+
+    Examples
+    --------
+    >>> [_wordy(t) for t in ("Net 30", "2% 10, Net 30", "(742014-W)", "Tel 03-5542 3228")]
+    [True, True, False, False]
+    """
+    n = len(t.replace(" ", ""))
     letters = sum(c.isalpha() for c in t)
-    return [t] if t and letters >= 0.5 * len(t.replace(" ", "")) else []
+    if letters >= 0.5 * n:
+        return True
+    return letters >= 0.2 * n and bool(_WORD.search(t)) and not _LONG_DIGITS.search(t)
 
 
 def map_pairs(pairs: list[Pair], schema: Schema) -> dict[str, tuple[Pair, list[tuple[str, int]]]]:

@@ -530,8 +530,9 @@ def test_a_required_field_is_never_read_absent_while_the_page_offers_a_candidate
     assert got["paid_on"].value is None  # no date printed: nothing to report, required or not
 
 
-def _one_block_page(rows):
-    """A page whose rows are each one OCR line, parts of a row apart by column gaps."""
+def _one_block_page(rows, space=0.01):
+    """A page whose rows are each one OCR line, parts of a row apart by column gaps; ``space``
+    page widths between the words of a part."""
     from confidence.documents.lines import document_lines
     from confidence.types import Document, Page, Word
 
@@ -541,7 +542,7 @@ def _one_block_page(rows):
             for tok in text.split():
                 w = 0.012 * len(tok)
                 words.append(Word(tok, (x, y, x + w, y + 0.02), 1.0, 10.0, line_id=0, block_id=b))
-                x += w + 0.01
+                x += w + space
     return document_lines(Document("h", "h.pdf", (Page(1, 850, 1100, tuple(words), "pdf", 100.0),)))
 
 
@@ -568,6 +569,54 @@ def test_a_value_that_starts_with_a_label_word_is_read_after_its_label(terms):
     assert f"Terms {terms}" in [ln.text for ln in lines]
     got = {k: c.value for k, c in default_ranker().read(lines, schema).items()}
     assert got == {"invoice_number": "INV-2041", "payment_terms": terms, "total": "120.00"}
+
+
+TERMS = Schema(
+    "inv",
+    (
+        Field("invoice_number", "id", "Invoice number."),
+        Field("payment_terms", "text", "Payment terms as printed, e.g. 'Net 30'."),
+        Field("total", "amount", "Total amount including tax."),
+    ),
+)
+
+
+def test_terms_of_more_digits_than_letters_are_read():
+    # "2% 10, Net 30": a word and short numbers, no registration or phone number
+    lines = _one_block_page(
+        [
+            (0.05, [(0.05, "ACME Trading Ltd")]),
+            (0.12, [(0.05, "Invoice No: INV-2041")]),
+            (0.18, [(0.05, "Conditions 2% 10, Net 30")]),
+            (0.60, [(0.05, "Total"), (0.6, "120.00")]),
+        ]
+    )
+    got = {k: c.value for k, c in default_ranker().read(lines, TERMS).items()}
+    assert got == {
+        "invoice_number": "INV-2041",
+        "payment_terms": "2% 10, Net 30",
+        "total": "120.00",
+    }
+
+
+def test_a_label_after_a_gap_wide_for_its_line_starts_a_value():
+    # OCR merged two columns into one line; the gap before "Payment terms" (0.02 page widths)
+    # is narrow for the page but four times the line's word gaps
+    row = [(0.05, "Payment reference RF50 3572 0130"), (0.426, "Payment terms Due on receipt")]
+    lines = _one_block_page(
+        [
+            (0.05, [(0.05, "ACME Trading Ltd")]),
+            (0.12, [(0.05, "Invoice No: INV-2041")]),
+            (0.18, row),
+            (0.60, [(0.05, "Total"), (0.6, "120.00")]),
+        ],
+        space=0.005,
+    )
+    (merged,) = [ln for ln in lines if ln.text.startswith("Payment reference")]
+    gap = merged.words[5].bbox[0] - merged.words[4].bbox[2]
+    assert gap == pytest.approx(0.02)
+    got = {k: c.value for k, c in default_ranker().read(lines, TERMS).items()}
+    assert got["payment_terms"] == "Due on receipt"
 
 
 def test_an_iban_whose_groups_ocr_spaced_unevenly_is_read_whole():
