@@ -32,7 +32,6 @@ from sklearn.utils.validation import check_is_fitted
 from confidence import __version__, persistence
 from confidence.calls.candidates import Candidate, repair_year
 from confidence.calls.consistency import choose_jointly
-from confidence.calls.distinct import keep_apart
 from confidence.calls.ranker_features import FEATURES, PageContext, field_pool, pool_features
 from confidence.datasets.matching import is_correct
 from confidence.documents.lines import Line
@@ -274,9 +273,7 @@ class CandidateRanker(BaseEstimator):
         ``joint=True`` chooses the amount and date fields together
         (:func:`confidence.calls.consistency.choose_jointly` over the ranker's log-probabilities):
         an assignment where net + tax = gross and due >= issue beats independent top-1 picks
-        that are only slightly more probable; and two name or two address fields never read one
-        printed value (:func:`confidence.calls.distinct.keep_apart`: the less probable moves to
-        its next candidate). ``joint=False`` takes each field's top candidate.
+        that are only slightly more probable. ``joint=False`` takes each field's top candidate.
         """
         ranked = self.rank(lines, schema)
         if not joint:
@@ -285,10 +282,9 @@ class CandidateRanker(BaseEstimator):
             k: [(c.value, math.log(max(c.prob, 1e-12))) for c in v] for k, v in ranked.items()
         }
         chosen = choose_jointly(schema, options)
-        picks = {
+        return {
             k: next((c for c in v if c.value == chosen[k].value), v[0]) for k, v in ranked.items()
         }
-        return keep_apart(picks, ranked, schema)
 
     def top_candidates(
         self, lines: list[Line], schema: Schema, k: int = 4
