@@ -21,6 +21,7 @@ examples:
   extractconf synth data/synth-scans --n 200 --scan-ratio 0.5 --languages de,fr --n-jobs 2
   extractconf synth data/letters --n 50 --families letter,receipt
   extractconf synth data/receipts --n 200 --kind receipt --scan-ratio 0.7
+  extractconf synth data/faded --n 50 --kind receipt --scan-ratio 1 --fade-ratio 0.5
 """
 
 
@@ -88,6 +89,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="receipts: share with tax-qualified total captions and a tax summary table whose "
         "'Total' row sums the net amounts, 0-1 (default 0: the totals of earlier corpora)",
     )
+    p.add_argument(
+        "--fade-ratio",
+        type=float,
+        default=0.0,
+        help="receipts: share of the scanned ones whose thermal print has faded (pale, patchy, "
+        "broken strokes), 0-1 (default 0: the scans of earlier corpora)",
+    )
     p.add_argument("--n-jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--overwrite", action="store_true", help="replace a dataset already in OUT_DIR")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -112,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         header_variety=args.header_variety,
         layout_variety=args.layout_variety,
         total_variety=args.total_variety,
+        fade_ratio=args.fade_ratio,
     )
     took = time.perf_counter() - start
     print(

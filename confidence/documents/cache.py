@@ -26,14 +26,16 @@ from confidence.types import Document
 
 __all__ = ["INGEST_VERSION", "DocumentCache", "default_cache_dir"]
 
-INGEST_VERSION = "7"
+INGEST_VERSION = "8"
 """Bump when ingestion output changes (new OCR settings, new Word fields), to invalidate entries.
 
 4: words the page segmentation left unread are re-read (:mod:`confidence.documents._ocr`).
 5: pages that read no words: a deskew after which the page reads none is dropped, and a page
    that still reads none is read again after a local threshold.
 6: small text is read again on the raster enlarged.
-7: a weakly read page (faint print) is read again on restored rasters."""
+7: a weakly read page (faint print) is read again on restored rasters.
+8: a pale page whose grey values barely vary is blank only when no stroke stands out from its
+   paper (:func:`confidence.documents.quality.faint_ink`); before, faded receipts were skipped."""
 
 
 def default_cache_dir() -> Path:

@@ -44,7 +44,8 @@ __all__ = [
 ]
 
 _WORK_SIDE = 1200  # long side of the downsampled copy used by scale-free metrics
-_MIN_CONTRAST = 8.0  # grey std (0-255) below which a region is treated as blank (no ink)
+_MIN_CONTRAST = 8.0  # grey std (0-255) below which a region is treated as blank (no ink)...
+_FAINT_INK = 24.0  # ...unless its darkest strokes stand this far below the local paper (faded)
 _NOISE_KERNEL = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], dtype=np.float32)
 
 
@@ -72,9 +73,32 @@ def _downsample(gray: np.ndarray, side: int = _WORK_SIDE) -> tuple[np.ndarray, f
     return small, scale
 
 
+def faint_ink(gray: np.ndarray) -> float:
+    """How far the darkest strokes of a grey image stand below its local paper, in grey levels.
+
+    The 99.5th percentile of the paper tone (a dilated, blurred background) minus the lightly
+    smoothed image: noise, speckle and uneven lighting stay under about 20 levels, faded print
+    that is still legible (pale thermal paper, a dry ribbon) reaches 30 and more. A page whose
+    grey values barely vary is blank only when this is small too.
+
+    Examples
+    --------
+    >>> page = np.full((200, 200), 235, dtype=np.uint8)
+    >>> round(faint_ink(page))
+    0
+    >>> page[90:94, 20:180] = 195  # one pale line of print: std about 6
+    >>> bool(page.std() < 8), faint_ink(page) > _FAINT_INK
+    (True, True)
+    """
+    g = np.asarray(gray, dtype=np.float32)
+    smooth = cv2.GaussianBlur(g, (0, 0), 1.0)
+    paper = cv2.GaussianBlur(cv2.dilate(smooth, np.ones((15, 15), np.uint8)), (0, 0), 10.0)
+    return float(np.percentile(paper - smooth, 99.5))
+
+
 def _ink_mask(gray: np.ndarray) -> tuple[np.ndarray, float]:
     """Otsu ink mask (True = ink) and the threshold; all-False for blank images."""
-    if float(gray.std()) < _MIN_CONTRAST:
+    if float(gray.std()) < _MIN_CONTRAST and faint_ink(gray) < _FAINT_INK:
         return np.zeros(gray.shape, dtype=bool), 0.0
     thr, binary = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
     return binary > 0, float(thr)

@@ -27,17 +27,26 @@ def render_pdf(pdf: bytes, dpi: float) -> list[np.ndarray]:
         doc.close()
 
 
-def plan(rng: np.random.Generator, dpi_choices: tuple[int, ...] = DPI_CHOICES) -> dict[str, Any]:
+def plan(
+    rng: np.random.Generator,
+    dpi_choices: tuple[int, ...] = DPI_CHOICES,
+    fade_ratio: float = 0.0,
+) -> dict[str, Any]:
     """Draw the degradations for one document (shared by its pages, as one scanner run would).
+
+    ``fade_ratio`` is the probability that the print itself has faded (:func:`fade_plan`); it is
+    drawn last and only when positive, so plans of earlier corpora are reproduced unchanged.
 
     Examples
     --------
     >>> p = plan(np.random.default_rng(0))
-    >>> p["dpi"] in DPI_CHOICES and "jpeg_quality" in p
+    >>> p["dpi"] in DPI_CHOICES and "jpeg_quality" in p and "fade" not in p
+    True
+    >>> plan(np.random.default_rng(0), fade_ratio=1.0)["fade"]["ink"] <= 0.5
     True
     """
     binarise = rng.random() < 0.15
-    return {
+    p = {
         "dpi": int(rng.choice(dpi_choices)),
         "colour": bool(rng.random() < 0.35),
         "lighting": round(float(rng.uniform(0.12, 0.35)), 3) if rng.random() < 0.4 else None,
@@ -51,11 +60,58 @@ def plan(rng: np.random.Generator, dpi_choices: tuple[int, ...] = DPI_CHOICES) -
         "binarise": binarise,
         "jpeg_quality": int(rng.integers(25, 76)) if not binarise and rng.random() < 0.7 else None,
     }
+    if fade_ratio > 0:
+        p["fade"] = fade_plan(rng) if rng.random() < fade_ratio else None
+    return p
+
+
+def fade_plan(rng: np.random.Generator) -> dict[str, float]:
+    """Draw how a faded print looks: thermal paper that has aged or lain in the sun, a dry ribbon.
+
+    ``ink`` is the share of the ink's darkness left (0.2 is a pale grey on white), ``patchy`` how
+    much it varies over the page (a smooth field, 0 = even) and ``dropout`` the share of ink
+    pixels gone (broken strokes, dot-matrix dots apart).
+
+    Examples
+    --------
+    >>> sorted(fade_plan(np.random.default_rng(1)))
+    ['dropout', 'ink', 'patchy']
+    """
+    return {
+        "ink": round(float(rng.uniform(0.2, 0.5)), 3),
+        "patchy": round(float(rng.uniform(0.0, 0.5)), 3),
+        "dropout": round(float(rng.uniform(0.05, 0.35)), 3),
+    }
+
+
+def fade(img: np.ndarray, f: dict[str, float], rng: np.random.Generator) -> np.ndarray:
+    """Lighten the ink of a float page (0-255, paper white) as :func:`fade_plan` says.
+
+    Examples
+    --------
+    >>> page = np.full((40, 40), 255.0); page[10:30, 10:30] = 0.0
+    >>> out = fade(page, {"ink": 0.25, "patchy": 0.0, "dropout": 0.0}, np.random.default_rng(0))
+    >>> float(out[20, 20]), float(out[0, 0])
+    (191.25, 255.0)
+    """
+    h, w = img.shape[:2]
+    strength = np.full((h, w), f["ink"], dtype=np.float32)
+    if f["patchy"]:
+        coarse = rng.random((4, 4)).astype(np.float32)
+        smooth = cv2.resize(coarse, (w, h), interpolation=cv2.INTER_CUBIC).clip(0, 1)
+        strength *= 1.0 - f["patchy"] * smooth
+    if f["dropout"]:
+        strength *= rng.random((h, w)) >= f["dropout"]
+    if img.ndim == 3:
+        strength = strength[..., None]
+    return 255.0 - (255.0 - img) * strength
 
 
 def degrade(img: np.ndarray, p: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
     """Apply a :func:`plan` to one RGB page; returns uint8 RGB (colour) or grey."""
     out = img.astype(np.float32)
+    if p.get("fade"):
+        out = fade(out, p["fade"], rng)
     if not p["colour"]:
         out = cv2.cvtColor(out, cv2.COLOR_RGB2GRAY)
     else:  # slightly warm, off-white paper
@@ -103,13 +159,17 @@ def encode(img: np.ndarray, p: dict[str, Any]) -> tuple[bytes, str]:
 
 
 def scan(
-    pdf: bytes, rng: np.random.Generator, dpi_choices: tuple[int, ...] = DPI_CHOICES
+    pdf: bytes,
+    rng: np.random.Generator,
+    dpi_choices: tuple[int, ...] = DPI_CHOICES,
+    fade_ratio: float = 0.0,
 ) -> tuple[bytes, str, dict[str, Any]]:
     """Turn a digital PDF into a scan: one image for a one-page document, else an image-only PDF.
 
-    Returns ``(data, suffix, plan)``; ``dpi_choices`` are the scanner resolutions to draw from.
+    Returns ``(data, suffix, plan)``; ``dpi_choices`` are the scanner resolutions to draw from,
+    ``fade_ratio`` the probability of a faded print (:func:`plan`).
     """
-    p = plan(rng, dpi_choices)
+    p = plan(rng, dpi_choices, fade_ratio)
     pages = [degrade(img, p, rng) for img in render_pdf(pdf, p["dpi"])]
     encoded = [encode(img, p) for img in pages]
     if len(encoded) == 1:

@@ -173,8 +173,9 @@ def _job(args: tuple) -> SynthDocument | tuple[int, str]:
                 languages=kwargs["languages"],
                 header_variety=kwargs["header_variety"],
                 total_variety=kwargs["total_variety"],
+                fade_ratio=kwargs["fade_ratio"],
             )
-        skip = ("kind", "header_variety", "total_variety")
+        skip = ("kind", "header_variety", "total_variety", "fade_ratio")
         if not kwargs.get("layout_variety"):
             skip = (*skip, "layout_variety")
         return synth_document(index, seed, **{k: v for k, v in kwargs.items() if k not in skip})
@@ -197,6 +198,7 @@ def generate(
     header_variety: float = 0.0,
     layout_variety: float = 0.0,
     total_variety: float = 0.0,
+    fade_ratio: float = 0.0,
 ):
     """Write ``n`` synthetic invoices (or till receipts) as a dataset folder (``schema.json``,
     ``labels.jsonl``, ``files/``); the same ``seed`` gives byte-identical output whatever
@@ -235,6 +237,10 @@ def generate(
         (:data:`~confidence.datasets.synthetic.receipts.TOTAL_STYLES`; tax-qualified captions and
         a tax summary table whose ``Total`` row sums the net amounts). 0 (default) reproduces
         earlier corpora of the same seed.
+    fade_ratio : float
+        Receipts only: share of the scanned receipts whose thermal print has faded (pale,
+        patchy ink with broken strokes; :func:`~confidence.datasets.synthetic.degrade.fade_plan`).
+        0 (default) reproduces earlier corpora of the same seed.
 
     Returns
     -------
@@ -265,6 +271,10 @@ def generate(
         raise DatasetError(f"total_variety must be within 0-1, got {total_variety}")
     if total_variety and kind != "receipt":
         raise DatasetError("total_variety applies to receipts only (kind='receipt')")
+    if not 0.0 <= fade_ratio <= 1.0:
+        raise DatasetError(f"fade_ratio must be within 0-1, got {fade_ratio}")
+    if fade_ratio and kind != "receipt":
+        raise DatasetError("fade_ratio applies to receipts only (kind='receipt')")
     kwargs = {
         "scan_ratio": scan_ratio,
         "languages": langs,
@@ -273,6 +283,7 @@ def generate(
         "header_variety": header_variety,
         "layout_variety": layout_variety,
         "total_variety": total_variety,
+        "fade_ratio": fade_ratio,
     }
     jobs = [(i, seed, kwargs) for i in range(n)]
     schema = SCHEMA

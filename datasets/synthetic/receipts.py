@@ -497,8 +497,13 @@ def receipt_document(
     languages: Sequence[str] = L.LANGUAGES,
     header_variety: float = 0.0,
     total_variety: float = 0.0,
+    fade_ratio: float = 0.0,
 ) -> SynthDocument:
     """Generate receipt number ``index`` of the dataset with ``seed`` (pure function of both).
+
+    ``fade_ratio`` is the share of the *scanned* receipts whose thermal print has faded
+    (:func:`~confidence.datasets.synthetic.degrade.fade_plan`: pale, patchy ink with broken
+    strokes); 0 (default) reproduces earlier corpora of the same seed.
 
     Examples
     --------
@@ -512,6 +517,8 @@ def receipt_document(
         raise DatasetError(f"header_variety must be within 0-1, got {header_variety}")
     if not 0.0 <= total_variety <= 1.0:
         raise DatasetError(f"total_variety must be within 0-1, got {total_variety}")
+    if not 0.0 <= fade_ratio <= 1.0:
+        raise DatasetError(f"fade_ratio must be within 0-1, got {fade_ratio}")
     bad = [x for x in languages if x not in L.LANGUAGES]
     if bad or not languages:
         raise DatasetError(
@@ -535,7 +542,9 @@ def receipt_document(
     data, suffix = pdf, ".pdf"
     if rng.random() < scan_ratio:
         # a narrow roll is photographed or scanned closer than an A4 page: more pixels per point
-        data, suffix, plan = scan(pdf, np.random.default_rng([seed, index, 2]), SCAN_DPI)
+        data, suffix, plan = scan(
+            pdf, np.random.default_rng([seed, index, 2]), SCAN_DPI, fade_ratio
+        )
         meta["source"] = "scan"
         meta["scan"] = plan
     return SynthDocument(f"receipt-{seed}-{index:05d}", data, suffix, gold, meta)

@@ -137,3 +137,49 @@ def test_read_once_keeps_what_orientation_chose(stub_reader):
     )  # fmt: skip
     assert page.rotation == 180
     assert page.notes[0].endswith("kept 180") and len(page.notes) == 1
+
+
+@pytest.fixture(scope="module")
+def pale_receipt(tmp_path_factory):
+    """A generated till receipt (seed 4, number 2) printed pale: ink at a fifth of its darkness
+    on paper at 235, so the page's grey values vary by under 8 levels (the old blank test)."""
+    from confidence.datasets.synthetic.receipts import receipt_document
+
+    doc = receipt_document(2, seed=4)
+    folder = tmp_path_factory.mktemp("pale")
+    pdf = folder / "receipt.pdf"
+    pdf.write_bytes(doc.data)
+    grey = fx.render_pdf(pdf, 250.0).astype(np.float32)
+    pale = np.clip(235.0 - (255.0 - grey) * 0.2, 0, 255).astype(np.uint8)
+    assert pale.std() < 8.0
+    return doc, fx.save_image(pale, folder / "pale.png", 250.0)
+
+
+def test_a_pale_page_is_read_not_skipped_as_blank(pale_receipt, capsys):
+    """Through ``extractconf inspect``: a legible pale receipt is read (its total and name are
+    in the text), and no "blank page" note is written."""
+    doc, png = pale_receipt
+    assert main(["inspect", str(png), "--json", "--text", "2000"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert not any(n.startswith("blank page") for n in page["notes"]), page["notes"]
+    assert doc.fields["total"] in page["text"]
+    assert doc.fields["merchant_name"].split()[0] in page["text"]
+
+
+def test_the_pale_page_was_skipped_by_the_old_blank_test(pale_receipt, monkeypatch):
+    """The case the change is for: with the grey spread alone deciding, the page is blank."""
+    from confidence.documents import quality
+
+    monkeypatch.setattr(quality, "_FAINT_INK", float("inf"))
+    (page,) = load_document(pale_receipt[1]).pages
+    assert page.words == () and "blank page: OCR skipped" in page.notes
+
+
+def test_a_blank_noisy_scan_stays_blank(tmp_path, capsys):
+    """Paper with scanner noise and speckle but no print is still skipped as blank."""
+    rng = np.random.default_rng(3)
+    paper = 235.0 + rng.normal(0.0, 5.0, (1400, 1000))
+    paper[rng.random(paper.shape) < 0.002] = 40.0
+    png = fx.save_image(np.clip(paper, 0, 255).astype(np.uint8), tmp_path / "blank.png", 200.0)
+    (page,) = load_document(png).pages
+    assert "blank page: OCR skipped" in page.notes

@@ -174,3 +174,46 @@ def test_total_styles_print_a_tax_summary_whose_total_row_is_not_the_total(tmp_p
     with pytest.raises(DatasetError, match="total_variety"):
         receipt_document(0, total_variety=-0.1)
     assert main(["synth", str(tmp_path / "i"), "--n", "2", "--total-variety", "0.5"]) == 2
+
+
+def _grey(d):
+    import cv2
+    import numpy as np
+
+    return cv2.imdecode(np.frombuffer(d.data, np.uint8), cv2.IMREAD_GRAYSCALE)
+
+
+def test_faded_scans_print_pale_ink_and_say_so(tmp_path):
+    """``--fade-ratio 1``: every scanned receipt records its fade and its darkest strokes are far
+    lighter than the same receipt's unfaded scan; the default draws nothing, so the scans of a
+    seeded corpus are the ones made before the option existed."""
+    import hashlib
+
+    import numpy as np
+
+    out = tmp_path / "f"
+    argv = ["synth", str(out), "--n", "6", "--kind", "receipt", "--seed", "4", "--scan-ratio", "1"]
+    assert main([*argv, "--fade-ratio", "1.0"]) == 0
+    ds = Dataset.open(out)
+    assert len(ds) == 6
+    compared = 0
+    for rec in ds.records:
+        fade = rec.meta["scan"]["fade"]
+        assert 0.2 <= fade["ink"] <= 0.5 and 0 <= fade["dropout"] <= 0.35
+        i = int(rec.doc_id[-5:])
+        faded = receipt_document(i, seed=4, scan_ratio=1.0, fade_ratio=1.0)
+        plain = receipt_document(i, seed=4, scan_ratio=1.0)
+        assert faded.fields == plain.fields == rec.fields
+        if rec.meta["scan"]["binarise"]:  # a binarised scan is black and white, faded or not
+            continue
+        dark_f, dark_p = (float(np.percentile(_grey(d), 1)) for d in (faded, plain))
+        assert dark_f > dark_p + 60, (rec.doc_id, dark_f, dark_p)
+        compared += 1
+    assert compared >= 3
+    # scans of the default (no fade drawn) are byte for byte those of commit 28aed81
+    d = receipt_document(1, seed=7, scan_ratio=1.0)
+    assert "fade" not in d.meta["scan"]
+    assert hashlib.sha256(d.data).hexdigest()[:16] == "963a08309c47bff9"
+    with pytest.raises(DatasetError, match="fade_ratio"):
+        receipt_document(0, fade_ratio=1.5)
+    assert main(["synth", str(tmp_path / "i"), "--n", "2", "--fade-ratio", "0.5"]) == 2
