@@ -33,11 +33,12 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from confidence.documents._ocr import FAINT_PRINT_NOTE
 from confidence.documents.quality import measure_page
 from confidence.errors import DocumentError
 from confidence.types import Document, Page
 
-__all__ = ["SUPPORTED_SUFFIXES", "load_document", "load_many"]
+__all__ = ["FAINT_PRINT_NOTE", "SUPPORTED_SUFFIXES", "load_document", "load_many"]
 
 SUPPORTED_SUFFIXES = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
 _DEFAULT_MAX_PIXELS = 60_000_000  # ~A4 at 650 dpi; a grey raster this size is 60 MB

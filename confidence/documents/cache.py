@@ -35,7 +35,9 @@ INGEST_VERSION = "8"
 6: small text is read again on the raster enlarged.
 7: a weakly read page (faint print) is read again on restored rasters.
 8: a pale page whose grey values barely vary is blank only when no stroke stands out from its
-   paper (:func:`confidence.documents.quality.faint_ink`); before, faded receipts were skipped."""
+   paper (:func:`confidence.documents.quality.faint_ink`; before, faded receipts were skipped);
+   faint print is also read on a smoothed, flattened raster, and a page that read no word at all
+   is restored too."""
 
 
 def default_cache_dir() -> Path:
