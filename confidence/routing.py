@@ -91,6 +91,7 @@ PHRASES: tuple[tuple[str, str, str], ...] = (
     ("ocr_page_conf", "low OCR confidence on the page", "clear OCR reading of the page"),
     ("ocr_doc_words", "unusual amount of text", "typical amount of text"),
     ("ocr_value_chars", "unusual value length", "typical value length"),
+    ("ocr_page_restored", "faint print, read on a restored image", "print read as it lies"),
     ("ocr_", "weak OCR evidence", "strong OCR evidence"),
     ("q_local_", "blurry region", "sharp region"),
     ("q_sharpness", "blurry page", "sharp page"),

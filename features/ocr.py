@@ -4,13 +4,16 @@ Per call (``ocr_h_*`` Hunter, ``ocr_m_*`` Mapper): found at all, found exactly, 
 number of exact occurrences in the document, mean/min OCR confidence of the matched words (see
 :mod:`confidence.documents.search` for how values are found). Shared: OCR confidence of the label
 next to the reported value, whether that page came from a PDF text layer, the page's mean OCR
-confidence, the document's word count and the reported value's key length.
+confidence, the document's word count, the reported value's key length, and whether that page's
+words come from a restored raster (faint print read again, ``docs/ingestion.md`` step 8: such a
+page reads legibly but its misread values look as confident as the rest).
 """
 
 from __future__ import annotations
 
 import math
 
+from confidence.documents import FAINT_PRINT_NOTE
 from confidence.documents.page_index import Label, Match
 from confidence.documents.search import DocumentIndex
 from confidence.documents.text import fold
@@ -25,6 +28,7 @@ NAMES: tuple[str, ...] = (
     "ocr_page_conf_mean",
     "ocr_doc_words_log",
     "ocr_value_chars",
+    "ocr_page_restored",
 )
 _NAN = math.nan
 
@@ -63,11 +67,14 @@ def values(
     """
     out = _per_call(index, hunter, hunter_match) + _per_call(index, mapper, mapper_match)
     out.append(label.ocr_conf if label is not None else _NAN)
+    restored = _NAN
     if index.pages:
         page = index.pages[reported_match.page if reported_match is not None else 0]
         out += [float(page.page.source == "pdf"), page.mean_conf]
+        restored = float(any(n.startswith(FAINT_PRINT_NOTE) for n in page.page.notes))
     else:
         out += [_NAN, _NAN]
     out.append(math.log1p(index.n_words))
     out.append(float(len(fold(reported))) if reported is not None else _NAN)
+    out.append(restored)
     return out

@@ -8,6 +8,8 @@ Stages (each resumable; run them in order)::
     python scripts/train_default.py extract --work /work/runs --shard 1/2 &
     python scripts/train_default.py extract --work /work/runs --set receipts --shard 0/2 &
     python scripts/train_default.py extract --work /work/runs --set receipts --shard 1/2 &
+    python scripts/train_default.py extract --work /work/runs --set faded --shard 0/2 &
+    python scripts/train_default.py extract --work /work/runs --set faded --shard 1/2 &
     python scripts/train_default.py train   --work /work/runs      # merge runs, train, evaluate
 
 ``extract`` reads each document (through the document cache) and records its Hunter and Mapper
@@ -16,7 +18,8 @@ readings from the embedded SmolLM2-135M model (``--llm local``) into
 documents already recorded. It reads the held-out documents (``scripts/heldout.json``: 200
 invoices, 200 receipts, fixed by id) first; ``--limit N`` stops after the first N documents of
 that order (the shipped model: ``--limit 500`` invoices, ``--limit 750`` receipts, 10-12 s per
-invoice and 2-3 s per receipt per process, two processes on 2 cores, 2026-12-03). ``train``
+invoice and 2-3 s per receipt per process, two processes on 2 cores, 2026-12-03; 15 s and 2.2 s
+with OCR on 2026-12-06). ``train``
 merges the shards into ``WORK/runs.jsonl.gz`` and ``WORK/receipt-runs.jsonl.gz``, trains
 the engine on the extracted documents that are not held out, evaluates it on the held-out
 ones (metrics in the model card) and writes the model folder and compact copies of the runs
@@ -27,6 +30,10 @@ then put them where ``extract`` would have::
 
     xz -dc scripts/default_runs.jsonl.xz > /work/runs/runs-0.jsonl
     xz -dc scripts/default_receipt_runs.jsonl.xz > /work/runs/receipt-runs-0.jsonl
+    xz -dc scripts/default_faded_runs.jsonl.xz > /work/runs/faded-runs-0.jsonl
+
+The ``faded`` set (300 receipts of seed 17, faded thermal print among them) only trains; a
+model trained without its runs is trained on the other two sets as before.
 """
 
 from __future__ import annotations
@@ -62,21 +69,36 @@ HELDOUT_IDS = ROOT / "scripts" / "heldout.json"
 N_RECEIPTS = 1200
 RECEIPT_SCAN_RATIO = 0.7
 RECEIPT_RUNS_COPY = ROOT / "scripts" / "default_receipt_runs.jsonl.xz"
-SETS = {"invoices": ("synth", "runs"), "receipts": ("receipts", "receipt-runs")}
+# Receipts of another seed whose scans are often faded thermal print (read again on restored
+# rasters by ingestion, docs/ingestion.md step 8), with wrapped and tagged merchant names and
+# tax-summary totals: training only (none held out), so the engine has seen restored pages, whose
+# misread values look as legible as the rest (a fusion trained without them scored 10 restored
+# SROIE receipts' wrong values high, 2026-12-06).
+N_FADED = 300
+FADED_SEED = 17
+FADED_ARGS = ("--scan-ratio", "0.8", "--fade-ratio", "0.5", "--header-variety", "0.5",
+              "--total-variety", "0.5")  # fmt: skip
+FADED_RUNS_COPY = ROOT / "scripts" / "default_faded_runs.jsonl.xz"
+SETS = {
+    "invoices": ("synth", "runs"),
+    "receipts": ("receipts", "receipt-runs"),
+    "faded": ("receipts-faded", "faded-runs"),
+}
 
 
 def synth(work: Path) -> None:
-    for folder, extra in (
-        ("synth", ["--n", str(N_DOCS), "--scan-ratio", str(SCAN_RATIO)]),
-        ("receipts", ["--n", str(N_RECEIPTS), "--scan-ratio", str(RECEIPT_SCAN_RATIO),
-                      "--kind", "receipt"]),
+    for folder, seed, extra in (
+        ("synth", SEED, ["--n", str(N_DOCS), "--scan-ratio", str(SCAN_RATIO)]),
+        ("receipts", SEED, ["--n", str(N_RECEIPTS), "--scan-ratio", str(RECEIPT_SCAN_RATIO),
+                            "--kind", "receipt"]),
+        ("receipts-faded", FADED_SEED, ["--n", str(N_FADED), "--kind", "receipt", *FADED_ARGS]),
     ):  # fmt: skip
         if (work / folder / "labels.jsonl").exists():
             print(f"synth: {folder} already there")
             continue
         subprocess.run(
             [sys.executable, "-m", "confidence.cli", "synth", str(work / folder), "--seed",
-             str(SEED), *extra],
+             str(seed), *extra],
             check=True,
         )  # fmt: skip
 
@@ -139,8 +161,9 @@ def _merge(work: Path, prefix: str) -> tuple[Path, list[str]]:
 
 
 def heldout_ids(which: str) -> list[str]:
-    """Ids of the held-out documents of a set (``"invoices"`` or ``"receipts"``)."""
-    return json.loads(HELDOUT_IDS.read_text())[which]
+    """Ids of the held-out documents of a set (``"invoices"`` or ``"receipts"``; none of the
+    faded receipts, which only train)."""
+    return json.loads(HELDOUT_IDS.read_text()).get(which, [])
 
 
 def _split(work: Path, folder: str, lines: list[str], which: str, names: tuple[str, str]):
@@ -175,6 +198,12 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     tmp_model = work / "model"
     train_sets = [str(work / "split-train"), str(work / "split-rtrain")]
     runs = [str(merged), str(r_merged)]
+    f_merged, f_lines = None, []
+    if list(work.glob("faded-runs-[0-9]*.jsonl")):  # the faded receipts train only
+        f_merged, f_lines = _merge(work, "faded-runs")
+        _split(work, "receipts-faded", f_lines, "faded", ("split-ftrain", "split-ftest"))
+        train_sets.append(str(work / "split-ftrain"))
+        runs.append(str(f_merged))
     # --single-reading: the fusion also learns from one-reading copies of the training runs (the
     # Hunter with the library's layout Mapper, the Hunter alone with and without its page), read the
     # way `score` reads a third-party pipeline's records, so such records are not scored by a
@@ -210,6 +239,8 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     RUNS_COPY.parent.mkdir(parents=True, exist_ok=True)
     _compact_runs(merged, RUNS_COPY)
     _compact_runs(r_merged, RECEIPT_RUNS_COPY)
+    if f_merged is not None:
+        _compact_runs(f_merged, FADED_RUNS_COPY)
     shutil.copy2(work / "eval-heldout" / "metrics.json", model_out / "heldout_metrics.json")
     shutil.copy2(
         work / "eval-heldout-receipts" / "metrics.json",
@@ -223,7 +254,7 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     shutil.copy2(work / "split-train" / "schema.json", model_out / "schema.json")
     attach(model_out, "heldout_metrics.json", "heldout_receipts_metrics.json",
            "crossfit_metrics.json", "schema.json")  # fmt: skip
-    write_card(work, model_out, len(lines), len(r_lines))
+    write_card(work, model_out, len(lines), len(r_lines), len(f_lines))
     attach(model_out, "MODEL_CARD.md")
     print(f"model and MODEL_CARD.md written to {model_out}")
 
@@ -259,6 +290,17 @@ def _compact_runs(src: Path, dst: Path) -> None:
             fout.write(json.dumps(_round(rec), ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
+def _faded_line(n: int) -> str:
+    if not n:
+        return "No faded receipts (the `faded` set was not extracted)."
+    return (
+        f"{N_FADED} synthetic till receipts from `extractconf synth --kind receipt --seed "
+        f"{FADED_SEED} {' '.join(FADED_ARGS)}` (faded thermal print, wrapped and tagged "
+        f"merchant names, tax-summary totals), training only ({n} documents, "
+        "`scripts/default_faded_runs.jsonl.xz`)."
+    )
+
+
 def _row(name: str, m: dict) -> str:
     def f(v, d=3):
         return "-" if v is None else f"{v:.{d}f}"
@@ -283,7 +325,9 @@ def _cross_section(cross, table) -> str:
     )
 
 
-def write_card(work: Path, model_out: Path, n_runs: int, n_receipt_runs: int) -> None:
+def write_card(
+    work: Path, model_out: Path, n_runs: int, n_receipt_runs: int, n_faded_runs: int = 0
+) -> None:
     """MODEL_CARD.md from the engine metadata and the three evaluations."""
     from confidence.engine import ConfidenceEngine
 
@@ -334,19 +378,22 @@ no `--model` is given. Rebuild it with `scripts/train_default.py` (synth -> extr
   Hunter chooses among the candidate ranker's top values, the Mapper is the ranker's reading
   with its tokens scored by the LLM; the ranker of `confidence/models/ranker`, with the
   value-kind and page-arithmetic candidate features since 2026-12-03, `docs/calls.md`; its
-  value-kinds classifier knows the names and addresses of 20 more Faker locales since the same
-  day's last re-extraction) for the
+  value-kinds classifier knows the names and addresses of 20 more Faker locales; the candidates
+  and pages of 2026-12-06: pages of ingestion version 8, faint print read again restored,
+  digit-heavy payment terms, labels after narrow column gaps) for the
   **{n_runs}**
   documents extracted so far
   (`scripts/default_runs.jsonl.xz` in the source repository, the exact runs used; documents
   whose extraction failed, e.g. scans where OCR finds no words, are left out). Extraction took
-  about 15 s per document per process, two processes on the 2-core build machine with other
-  jobs on it (2026-12-03);
+  about 15 s per invoice per process, OCR included, two processes on the 2-core build machine
+  with other jobs on it (2026-12-06; the 200 held-out invoices are the runs of that day's
+  `extractconf extract`);
   `scripts/train_default.py extract` resumes and can be re-sharded.
 * {N_RECEIPTS} synthetic till receipts from `extractconf synth --kind receipt --seed {SEED}
   --scan-ratio {RECEIPT_SCAN_RATIO}` (merchant name, merchant address, purchase date, total),
-  read the same way ({n_receipt_runs} documents, `scripts/default_receipt_runs.jsonl.xz`; 2-3 s
-  per receipt per process, 2026-12-03). No real document was used for training.
+  read the same way ({n_receipt_runs} documents, `scripts/default_receipt_runs.jsonl.xz`; 2.2 s
+  per receipt per process, 2026-12-06).
+* {_faded_line(n_faded_runs)} No real document was used for training.
 * {held["n_documents"]} invoices and {held_r["n_documents"]} receipts are held out; the others
   train the engine (split again {nd["fusion"]} fusion / {nd["calibration"]} calibration /
   {nd["thresholds"]} threshold documents).

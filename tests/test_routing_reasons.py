@@ -66,3 +66,26 @@ def test_jpeg_artefacts_only_for_an_image_page():
     X[1, src] = 1.0
     scan, digital = reasons(C, X, names, ["review", "review"])
     assert scan == ["JPEG artefacts"] and digital == []
+
+
+def test_the_shipped_model_knows_every_feature_and_reads_restored_pages(recwarn):
+    """The default model is trained on this release's features, ``ocr_page_restored`` (faint
+    print read on a restored raster) included: it loads without the "trained before" warning,
+    and a restored page changes the score of the same reading through ``score``."""
+    from confidence.documents import FAINT_PRINT_NOTE
+
+    engine = ConfidenceEngine.load()
+    assert engine.feature_names_ == list(FEATURE_NAMES)
+    assert "ocr_page_restored" in engine.feature_names_
+    assert not [w for w in recwarn if "trained before" in str(w.message)]
+    ds = Dataset.open(dataset_dir())
+    rec = next(r for r in ds.records if r.doc_id != DIGITAL)
+    doc = ds.load_document(rec)
+    note = f"{FAINT_PRINT_NOTE} flattened (confidently read characters 100 -> 200)"
+    faded = replace(doc, pages=tuple(replace(p, notes=(*p.notes, note)) for p in doc.pages))
+    records = [{"doc_id": rec.doc_id, "fields": dict(rec.fields), "mapper": dict(rec.fields)}]
+    plain_s, faded_s = (
+        [s.confidence for s in engine.score(records, ds.schema, {rec.doc_id: d})]
+        for d in (doc, faded)
+    )
+    assert plain_s != faded_s

@@ -358,3 +358,32 @@ def test_a_value_reported_for_two_fields_is_flagged_for_both():
     other = Document("doc-2", "doc-2.png", doc.pages)
     apart = [rows[0], (rows[1][0], other, *rows[1][2:])]
     assert values_batch(apart)[:, col].tolist() == [0.0, 0.0]
+
+
+def test_a_page_read_on_a_restored_raster_is_a_feature():
+    """``ocr_page_restored``: 1 on a page whose words come from a restored raster (the note
+    ingestion writes, :data:`confidence.documents.FAINT_PRINT_NOTE`), 0 on a page read as it
+    lies, NaN without the document."""
+    from dataclasses import replace
+
+    from confidence.documents import FAINT_PRINT_NOTE
+    from confidence.features.build import record_rows
+    from confidence.readings import CallResult, RunRecord
+    from confidence.schema import Schema
+
+    doc = make_doc()
+    faded = replace(
+        doc,
+        pages=tuple(
+            replace(p, notes=(f"{FAINT_PRINT_NOTE} flattened (1 -> 2)",)) for p in doc.pages
+        ),
+    )
+    schema = Schema("s", (Field("when", "date"),))
+    reading = CallResult("mapper", {"when": FieldReading("25/12/2018", label="Date:")})
+    rec = RunRecord(doc.doc_id, reading, reading)
+    col = FEATURE_NAMES.index("ocr_page_restored")
+    got = [
+        record_rows([rec], schema, docs).X[0, col]
+        for docs in ({doc.doc_id: doc}, {doc.doc_id: faded}, None)
+    ]
+    assert got[:2] == [0.0, 1.0] and math.isnan(got[2])
