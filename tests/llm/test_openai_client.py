@@ -160,15 +160,16 @@ def test_rpm_spaces_request_starts(fake_server):
 
 
 def test_concurrency_is_used_and_bounded():
-    """40 requests of 0.2 s at concurrency 8: 8 in flight at once, never more (throughput itself
-    is measured in benchmarks/bench_llm_async.py, not timed here)."""
-    server = FakeChatServer(Act(delay=0.2))
+    """24 requests of 0.6 s at concurrency 8: 8 in flight at once, never more (throughput itself
+    is measured in benchmarks/bench_llm_async.py, not timed here). Each reply takes long enough
+    that a loaded machine still opens all 8 before the first returns (at 0.2 s it once saw 7)."""
+    server = FakeChatServer(Act(delay=0.6))
     try:
         with client(server, concurrency=8) as c:
-            out = c.chat_many([{"messages": MSG}] * 40)
+            out = c.chat_many([{"messages": MSG}] * 24)
     finally:
         server.close()
-    assert len(out) == 40
+    assert len(out) == 24
     assert server.max_in_flight == 8
 
 
