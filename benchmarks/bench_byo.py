@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/bench_byo.py [--work /work/runs] [--model MODEL_DIR ...]
-                                   [--out benchmarks/results/byo.json]
+                                   [--real DATASET RUNS ...] [--out benchmarks/results/byo.json]
 
 A third-party pipeline sends one reading per document (values and maybe logprobs, no Mapper).
 This benchmark makes such records from the held-out synthetic documents of
@@ -67,7 +67,12 @@ def _row(name: str, m: dict) -> str:
     )
 
 
-def run(work: Path, models: dict[str, Path | None], cache_dir: str | None) -> dict:
+def run(
+    work: Path,
+    models: dict[str, Path | None],
+    cache_dir: str | None,
+    real: list[tuple[Path, Path]] = (),
+) -> dict:
     from confidence.calibration import evaluate_scores
     from confidence.calibration.metrics import aurc_oracle
     from confidence.datasets.folder import Dataset
@@ -80,12 +85,14 @@ def run(work: Path, models: dict[str, Path | None], cache_dir: str | None) -> di
     engines = {k: ConfidenceEngine.load(v) for k, v in models.items()}
     cache = DocumentCache(cache_dir)
     results: dict = {"models": {k: str(v or "default") for k, v in models.items()}}
-    for kind, (folder, runs_name) in SETS.items():
-        if not (work / folder).exists() or not (work / runs_name).exists():
-            print(f"(skip {kind}: no {work / folder} / {work / runs_name})")
+    sets = {k: (work / f, work / r) for k, (f, r) in SETS.items()}
+    sets.update({f"dev_{d.name}": (d, r) for d, r in real})  # dev sets: measurement only
+    for kind, (folder, runs_path) in sets.items():
+        if not folder.exists() or not runs_path.exists():
+            print(f"(skip {kind}: no {folder} / {runs_path})")
             continue
-        ds = Dataset.open(work / folder)
-        runs = load_runs(work / runs_name)
+        ds = Dataset.open(folder)
+        runs = load_runs(runs_path)
         results[kind] = {}
         for variant, (readings, docs) in VARIANTS.items():
             t = time.perf_counter()
@@ -139,6 +146,16 @@ def main(argv=None) -> int:
     ap.add_argument("--model", action="append", default=None, metavar="NAME=DIR",
                     help="engine folders to compare (default: the shipped model)")  # fmt: skip
     ap.add_argument("--cache-dir", default=None, help="document cache (default location)")
+    ap.add_argument(
+        "--real",
+        nargs=2,
+        action="append",
+        type=Path,
+        default=[],
+        metavar=("DATASET", "RUNS"),
+        help="also a labelled dataset folder and its recorded runs (e.g. a dev set extracted "
+        "with `extractconf extract`); reported as dev_<folder name>",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "byo.json")
     a = ap.parse_args(argv)
     models: dict[str, Path | None] = {"extractconf": None}
@@ -147,7 +164,7 @@ def main(argv=None) -> int:
         for spec in a.model:
             name, _, path = spec.partition("=")
             models[name] = Path(path) if path else None
-    results = run(a.work, models, a.cache_dir)
+    results = run(a.work, models, a.cache_dir, [tuple(r) for r in a.real])
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(results, indent=1, default=float) + "\n")
     print(f"\nwrote {a.out}")
