@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 
+import lightgbm as lgb
 import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
@@ -12,7 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from confidence.calibration import IsotonicCalibrator, ThresholdSelector, evaluate_scores
 from confidence.errors import ModelError
-from confidence.fusion import FusionClassifier
+from confidence.fusion import FusionClassifier, average_boosters
 
 NAMES = ["agree", "lp_min", "ocr_conf", "noise"]
 
@@ -40,7 +41,19 @@ def fitted():
     return clf, X, y, docs
 
 
-@parametrize_with_checks([FusionClassifier(n_estimators=30)])
+def _expected_failures(estimator):
+    if not estimator.average_folds:
+        return {}
+    # as for sklearn's own bagging estimators: repeating a row moves documents between the CV
+    # folds whose models are averaged, so weights and repeats give other fold models
+    why = "averaged CV fold models are fitted on other rows when rows are repeated"
+    return {"check_sample_weight_equivalence_on_dense_data": why}
+
+
+@parametrize_with_checks(
+    [FusionClassifier(n_estimators=30), FusionClassifier(n_estimators=30, average_folds=True)],
+    expected_failed_checks=_expected_failures,
+)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -59,13 +72,14 @@ def test_learns_signals_and_handles_nan(fitted):
 def test_early_stopping_picks_fewer_rounds_with_cv(fitted):
     clf, _, _, _ = fitted
     assert 1 <= clf.best_iteration_ < 300
-    assert clf.booster_.num_trees() == clf.best_iteration_
+    assert clf.n_members_ == 1 and clf.booster_.num_trees() == clf.best_iteration_
     assert clf.cv_logloss_ is not None and clf.cv_logloss_ < np.log(2)
 
 
 def test_out_of_fold_scores_feed_calibration_and_thresholds(fitted):
-    """Real pipeline: fusion -> isotonic on out-of-fold scores -> thresholds fitted on a held-out
-    calibration set scored by the final pipeline -> metrics on a test set."""
+    """Real pipeline: fusion refit on every row -> isotonic on out-of-fold scores -> thresholds
+    fitted on a held-out calibration set scored by the final pipeline -> metrics on a test set.
+    (Out-of-fold scores are single fold models', a proxy for a refit, not for their average.)"""
     clf, _, y, _ = fitted
     assert not np.isnan(clf.oof_proba_).any()
     assert roc_auc_score(y, clf.oof_proba_) > 0.75
@@ -227,3 +241,66 @@ def test_sample_weight_shifts_the_prior_and_is_validated():
     ):
         with pytest.raises(ValueError, match=match):
             FusionClassifier().fit(X, y, sample_weight=bad)
+
+
+# ----------------------------------------------------------------------------- fold averaging
+def test_averaged_folds_match_the_mean_of_the_fold_models():
+    """The merged booster is the fold models' mean: scores, contributions and expected value."""
+    X, y, docs = _data(n_docs=80)
+    folds = FusionClassifier()._folds(y, docs)
+    params = {**FusionClassifier()._lgb_params(), "seed": 0}
+    hist = lgb.cv(params, lgb.Dataset(X, y), num_boost_round=40, folds=folds,
+                  return_cvbooster=True)  # fmt: skip
+    members = hist["cvbooster"].boosters
+    merged = average_boosters(members, 40)
+    raw = np.mean([b.predict(X, raw_score=True, num_iteration=40) for b in members], axis=0)
+    np.testing.assert_allclose(merged.predict(X, raw_score=True), raw, atol=1e-12)
+    contrib = np.mean([b.predict(X, pred_contrib=True, num_iteration=40) for b in members], 0)
+    np.testing.assert_allclose(merged.predict(X, pred_contrib=True), contrib, atol=1e-12)
+    assert merged.num_trees() == 40 * len(members)
+    # the merged model is an ordinary text model: it reloads to the same scores
+    again = lgb.Booster(model_str=merged.model_to_string())
+    np.testing.assert_allclose(again.predict(X, raw_score=True), raw, atol=1e-12)
+    with pytest.raises(ValueError, match="at least one booster"):
+        average_boosters([])
+
+
+@pytest.fixture(scope="module")
+def averaged():
+    X, y, docs = _data()
+    clf = FusionClassifier(n_estimators=300, average_folds=True)
+    return clf.fit(X, y, groups=docs, feature_names=NAMES), X, y, docs
+
+
+def test_averaging_folds_gives_other_scores_than_a_refit(averaged, fitted):
+    clf, X, _, _ = averaged
+    refit = fitted[0]
+    assert refit.best_iteration_ == clf.best_iteration_  # same CV, same rounds
+    # the 5 CV fold models, each of best_iteration_ rounds, averaged into one booster
+    assert clf.n_members_ == 5 and clf.booster_.num_trees() == 5 * clf.best_iteration_
+    assert not np.allclose(clf.decision_function(X), refit.decision_function(X))
+    X_test, y_test, _ = _data(seed=1)
+    assert roc_auc_score(y_test, clf.predict_proba(X_test)[:, 1]) > 0.75
+    # contributions still add up to the averaged model's log-odds
+    C = clf.contributions(X[:50])
+    np.testing.assert_allclose(C.sum(axis=1), clf.decision_function(X[:50]), atol=1e-9)
+
+
+def test_without_cv_the_model_is_refit():
+    X, y, docs = _data(n_docs=40)
+    clf = FusionClassifier(n_estimators=20, early_stopping_rounds=None, average_folds=True)
+    clf.fit(X, y, groups=docs)
+    assert clf.n_members_ == 1 and clf.booster_.num_trees() == 20
+
+
+def test_members_round_trip_and_older_models_load_as_refits(averaged, tmp_path):
+    clf, X, _, _ = averaged
+    clf.save(tmp_path / "m")
+    back = FusionClassifier.load(tmp_path / "m")
+    assert back.n_members_ == 5 and back.average_folds is True
+    np.testing.assert_allclose(back.predict_proba(X), clf.predict_proba(X), atol=1e-12)
+    d = clf.to_dict()
+    del d["n_members"]
+    d["params"] = {k: v for k, v in d["params"].items() if k != "average_folds"}
+    old = FusionClassifier.from_dict(d)  # a model saved before fold averaging existed
+    assert old.n_members_ == 1 and old.average_folds is False

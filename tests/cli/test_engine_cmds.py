@@ -45,6 +45,26 @@ def test_train_writes_model(work):
     assert meta["metrics"]["n_fields"] == 300
 
 
+def test_train_average_folds_then_score(work, tmp_path):
+    """``train --average-folds``: the saved fusion is the mean of the 5 CV fold models (5x the
+    trees of one), and ``score`` reads with it, reasons included."""
+    root, ds, runs, common = work
+    m = tmp_path / "avg"
+    assert main(["train", str(ds), "--runs", str(runs), "--out", str(m), "--average-folds",
+                 "--target-accuracy", "0.9", *common]) == 0  # fmt: skip
+    fusion = json.loads((m / "fusion.json").read_text())["data"]
+    plain = json.loads((root / "model" / "fusion.json").read_text())["data"]
+    assert fusion["params"]["average_folds"] is True and fusion["n_members"] == 5
+    assert plain["params"]["average_folds"] is False and plain["n_members"] == 1
+    trees = (m / "fusion.lgb.txt").read_text().count("\nTree=")
+    assert trees == 5 * fusion["best_iteration"]
+    out = tmp_path / "scored.jsonl"
+    assert main(["score", str(ds), "--runs", str(runs), "--model", str(m), "--out", str(out),
+                 "--no-documents", *common]) == 0  # fmt: skip
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 300 and all(0 <= r["confidence"] <= 1 for r in rows)
+
+
 def test_evaluate_cross_fit(work, capsys):
     root, ds, runs, common = work
     out = root / "eval"
