@@ -9,9 +9,10 @@ priors (issuer names sit at the top, totals are large). Candidates are returned 
 the Hunter puts them in that order in its prompt and its JSON-schema ``enum``.
 
 Two helpers go beyond the prior windows: :func:`street_blocks` (address values found by shape,
-which the candidate ranker adds after the prior candidates) and :func:`repair_year` (the one
-plausible year of a date whose printed year OCR made impossible; the ranker reports it in place
-of the printed value, whose features it still reads).
+which the candidate ranker adds after the prior candidates) and :func:`repair_date` (the one
+possible reading of a date OCR made impossible: letters for digits, a separator lost to a
+space, a year, day or month no calendar has; the ranker reports it in place of the printed
+value, whose features it still reads).
 """
 
 from __future__ import annotations
@@ -322,6 +323,94 @@ def repair_year(value: str) -> str | None:
     return value[: m.start()] + fits[0] + value[m.end() :]
 
 
+# Letters OCR prints in place of digits inside a date ("O4-O4-2O18", "l2/05/2018").
+_LETTER_DIGITS = str.maketrans("OoQDIl|iSBZ", "00001111582")
+_D = r"[\dOoQDIl|iSBZ]"
+OCR_DATE_RE = re.compile(
+    rf"(?<![\w/.\-])({_D}{{1,2}}) ?([/.\-]) ?({_D}{{1,2}})(?: ?[/.\-~]{{1,2}} ?| )"
+    rf"({_D}{{4}}|{_D}{{2}})(?![\w/.\-])"
+)
+"""A numeric day-month-year date as OCR may print it: letters for digits, spaces around the
+separators, a second separator doubled (``-~-``) or lost to a space (``09- 06 2018``)."""
+_NUMERIC_DATE = re.compile(
+    r"(\d{1,2})([/.\-])(\d{1,2})\2(\d{4}|\d{2})|(\d{4})([/.\-])(\d{1,2})\6(\d{1,2})"
+)
+
+
+def _day_month_ok(a: str, b: str) -> bool:
+    """A day and a month in one order or the other (templates print ``2015-19-07`` too)."""
+    x, y = int(a), int(b)
+    return (1 <= x <= 31 and 1 <= y <= 12) or (1 <= x <= 12 and 1 <= y <= 31)
+
+
+def _repair_day_month(value: str) -> str | None:
+    """The one reading of an impossible day or month through the OCR digit confusions."""
+    m = _NUMERIC_DATE.fullmatch(value)
+    if m is None:
+        return None
+    iso = m.group(1) is None
+    a, b = (m.group(7), m.group(8)) if iso else (m.group(1), m.group(3))
+    if _day_month_ok(a, b):
+        return None
+    fits = set()
+    for part in (0, 1):
+        s = (a, b)[part]
+        for i, digit in enumerate(s):
+            for alt in _DIGIT_CONFUSIONS.get(digit, ""):
+                t = s[:i] + alt + s[i + 1 :]
+                new = (t, b) if part == 0 else (a, t)
+                if _day_month_ok(*new):
+                    fits.add(new)
+    if len(fits) != 1:
+        return None
+    x, y = fits.pop()
+    if iso:
+        return f"{m.group(5)}{m.group(6)}{x}{m.group(6)}{y}"
+    return f"{x}{m.group(2)}{y}{m.group(2)}{m.group(4)}"
+
+
+def repair_date(value: str) -> str | None:
+    """The one possible reading of a printed date that OCR made impossible, else ``None``.
+
+    In turn: letters read for digits and separators spaced, doubled or lost
+    (:data:`OCR_DATE_RE`: ``O4-O4~-2O18`` -> ``04-04-2018``, ``09- 06 2018`` -> ``09-06-2018``);
+    a year outside :data:`PLAUSIBLE_YEARS` (:func:`repair_year`); a day above 31 or a month
+    above 12 in either day-month order, re-read through the usual digit confusions when
+    exactly one reading is a calendar date (``24/16/2017`` -> ``24/10/2017``). ``None`` when
+    the date is possible as printed or no single repair exists.
+
+    Examples
+    --------
+    >>> repair_date("O4-O4~-2O18"), repair_date("09- 06 2018"), repair_date("24/16/2017")
+    ('04-04-2018', '09-06-2018', '24/10/2017')
+    >>> repair_date("2618-03-23"), repair_date("25/12/2018"), repair_date("12.50 1234")
+    ('2018-03-23', None, None)
+    """
+    fixed = value
+    m = OCR_DATE_RE.fullmatch(value)
+    if m is not None and not DATE_RE.fullmatch(value):
+        if sum(c.isdigit() for c in value) < 4:
+            return None
+        day, sep, month, year = (g.translate(_LETTER_DIGITS) for g in m.groups())
+        if " " in value and (len(year) != 4 or len(day) != 2 or len(month) != 2):
+            return None  # "05 02-18", "1.2 2018": too weak for a date
+        fixed = f"{day}{sep}{month}{sep}{year}"
+    fixed = repair_year(fixed) or fixed
+    fixed = _repair_day_month(fixed) or fixed
+    if fixed == value:
+        return None
+    m2 = _NUMERIC_DATE.fullmatch(fixed)
+    if m2 is None:  # a date with a month name: only its year was read again
+        return fixed
+    iso = m2.group(1) is None
+    a, b = (m2.group(7), m2.group(8)) if iso else (m2.group(1), m2.group(3))
+    year = m2.group(5) if iso else m2.group(4)
+    lo, hi = PLAUSIBLE_YEARS
+    if not _day_month_ok(a, b) or (len(year) == 4 and not lo <= int(year) <= hi):
+        return None
+    return fixed
+
+
 def field_candidates(
     field: Field, lines: list[Line], schema: Schema | None = None, *, max_candidates: int = 8
 ) -> list[Candidate]:
@@ -359,6 +448,14 @@ def field_candidates(
             return 0.2 if ln.index == first["i"] else 0.0
 
         cands = _regex_candidates(field, DATE_RE, lines, row_of, others, prior)
+        # dates OCR spelled with letters or spaces ("O4-O4~-2O18", "09- 06 2018"), after the rest
+        cands += [
+            c
+            for c in _regex_candidates(
+                field, OCR_DATE_RE, lines, row_of, others, lambda ln, v: -0.3
+            )
+            if not DATE_RE.fullmatch(c.value) and repair_date(c.value) is not None
+        ]
     elif t == "amount":
         values = [_amount_value(m.group(0)) for ln in lines for m in AMOUNT_RE.finditer(ln.text)]
         top = max(values, default=1.0) or 1.0

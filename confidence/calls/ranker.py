@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from confidence import __version__, persistence
-from confidence.calls.candidates import Candidate, repair_year
+from confidence.calls.candidates import Candidate, repair_date
 from confidence.calls.consistency import choose_jointly
 from confidence.calls.ranker_features import FEATURES, PageContext, field_pool, pool_features
 from confidence.datasets.matching import is_correct
@@ -245,10 +245,10 @@ class CandidateRanker(BaseEstimator):
             p = np.exp(s - s.max())
             p /= p.sum()
             order = np.argsort(-s, kind="stable")
-            # "2618-03-23": the features read the printed date, the value is the one
-            # plausible year OCR misread (candidates.repair_year)
+            # "2618-03-23", "O4-O4-2O18": the features read the printed date, the value is
+            # its one possible reading (candidates.repair_date)
             shown = [
-                (repair_year(c.value) or c.value) if f.type == "date" and c.value else c.value
+                (repair_date(c.value) or c.value) if f.type == "date" and c.value else c.value
                 for c in pool
             ]
             out[f.name] = [

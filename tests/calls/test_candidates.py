@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 from confidence.calls.candidates import (
     PLAUSIBLE_YEARS,
     field_candidates,
+    repair_date,
     repair_year,
     street_blocks,
 )
@@ -306,3 +309,81 @@ def test_a_repaired_year_is_plausible_and_one_digit_from_the_printed_one(year, p
         new = fixed.rsplit(sep, 1)[1]
         assert lo <= int(new) <= hi
         assert sum(a != b for a, b in zip(new, misread, strict=True)) == 1
+
+
+@pytest.mark.parametrize(
+    ("printed", "read"),
+    [
+        ("O4-O4~-2O18", "04-04-2018"),  # letters for digits, a doubled separator
+        ("l2/O5/2019", "12/05/2019"),
+        ("09- 06 2018", "09-06-2018"),  # the second separator lost to a space
+        ("09 - 06 - 2018", "09-06-2018"),
+        ("24/16/2017", "24/10/2017"),  # month 16: the 6 was a 0
+        ("64-05-2013", "04-05-2013"),  # day 64: the 6 was a 0
+        ("12-02-2618", "12-02-2018"),  # the year, as repair_year
+        ("12 Feb 2618", "12 Feb 2018"),
+    ],
+)
+def test_repair_date_reads_an_impossible_date_the_one_possible_way(printed, read):
+    assert repair_date(printed) == read
+
+
+@pytest.mark.parametrize(
+    "printed",
+    [
+        "25/12/2018",  # possible as printed
+        "12/25/2018",  # month first
+        "2015-19-07",  # year, day, month
+        "05 02-18",  # a space and a two-digit year: too weak
+        "1.2 2018",  # an amount and a year
+        "12.50 1234",
+        "38/38/2017",  # no single repair
+        "O5-O2",
+    ],
+)
+def test_repair_date_leaves_possible_or_hopeless_dates_alone(printed):
+    assert repair_date(printed) is None
+
+
+@given(
+    day=st.integers(1, 28),
+    month=st.integers(1, 12),
+    year=st.integers(1970, 2100),
+    sep=st.sampled_from(["-", "/", "."]),
+    order=st.sampled_from(["dmy", "mdy", "ymd"]),
+    mask=st.integers(0, 255),
+)
+def test_a_possible_date_is_never_touched_and_its_letter_spelling_is_read_back(
+    day, month, year, sep, order, mask
+):
+    d, m, y = f"{day:02d}", f"{month:02d}", str(year)
+    parts = {"dmy": (d, m, y), "mdy": (m, d, y), "ymd": (y, m, d)}[order]
+    printed = sep.join(parts)
+    assert repair_date(printed) is None
+    if order == "ymd":
+        return
+    # OCR reads some zeros as the letter O and some ones as a lower-case l
+    spelled = "".join(
+        {"0": "O", "1": "l"}.get(c, c) if mask >> (i % 8) & 1 else c for i, c in enumerate(printed)
+    )
+    if spelled != printed and sum(c.isdigit() for c in spelled) >= 4:
+        assert repair_date(spelled) == printed
+
+
+@given(text=st.text(alphabet="0123456789OolI|/-. ~", max_size=14))
+def test_a_repaired_date_is_always_a_calendar_date(text):
+    fixed = repair_date(text)
+    if fixed is None:
+        return
+    nums = [int(p) for p in re.split(r"[/.\-]", fixed)]
+    assert len(nums) == 3
+    a, b, y = nums if nums[0] < 100 else (nums[1], nums[2], nums[0])
+    assert (1 <= a <= 31 and 1 <= b <= 12) or (1 <= a <= 12 and 1 <= b <= 31)
+    assert y < 100 or PLAUSIBLE_YEARS[0] <= y <= PLAUSIBLE_YEARS[1]
+
+
+def test_the_ranker_reports_a_date_ocr_spelled_with_letters_read_as_digits():
+    lines = _lines(["ACME STORES", "Date : O4-O4~-2O18 14:08", "TOTAL 9.00"])
+    schema = Schema("r", (Field("date", "date", "Date of the purchase"),))
+    read = default_ranker().read(lines, schema)
+    assert read["date"].value == "04-04-2018"

@@ -189,3 +189,39 @@ def test_extract_cli_never_reports_a_required_field_absent(tmp_path, monkeypatch
         got[required] = {k: v["value"] for k, v in rec["mapper"]["fields"].items()}
     assert got[False] == {"shop": None, "total": "6.00"}  # an unlabelled line: read as absent
     assert got[True] == {"shop": "77 GREEN GROCER", "total": "6.00"}
+
+
+def test_extract_cli_reads_a_date_ocr_spelled_with_letters(tmp_path, monkeypatch):
+    """A text-layer PDF whose date has letters for digits: the reading is the calendar date."""
+    from reportlab.lib.pagesizes import A6
+    from reportlab.pdfgen import canvas
+
+    import confidence.llm
+
+    monkeypatch.setattr(confidence.llm, "make_client", lambda *a, **k: FirstOption())
+    root = tmp_path / "ds"
+    (root / "files").mkdir(parents=True)
+    c = canvas.Canvas(str(root / "files" / "r1.pdf"), pagesize=A6)
+    for x, y, text in [
+        (70, 20, "77 GREEN GROCER"),
+        (15, 60, "Date : O4-O4~-2O18 14:08"),
+        (15, 130, "TOTAL"),
+        (180, 130, "6.00"),
+    ]:
+        c.drawString(x, A6[1] - y, text)
+    c.save()
+    fields = [
+        {"name": "date", "type": "date", "description": "Date of the purchase"},
+        {"name": "total", "type": "amount", "description": "Total amount paid"},
+    ]
+    (root / "schema.json").write_text(json.dumps({"name": "r", "fields": fields}))
+    gold = {"date": "2018-04-04", "total": "6.00"}
+    (root / "labels.jsonl").write_text(
+        json.dumps({"doc_id": "r1", "file": "files/r1.pdf", "fields": gold}) + "\n"
+    )
+    out = tmp_path / "runs.jsonl"
+    assert main(["extract", str(root), "--out", str(out), "--quiet"]) == 0
+    rec = json.loads(out.read_text())
+    assert rec["status"] == "ok"
+    assert rec["mapper"]["fields"]["date"]["value"] == "04-04-2018"
+    assert rec["hunter"]["fields"]["date"]["value"] == "04-04-2018"  # the first option shown
