@@ -96,6 +96,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="receipts: share of the scanned ones whose thermal print has faded (pale, patchy, "
         "broken strokes), 0-1 (default 0: the scans of earlier corpora)",
     )
+    p.add_argument(
+        "--name-variety",
+        type=float,
+        default=0.0,
+        help="receipts: share with the merchant's name at the body text's size (half of them "
+        "under a logo line), 0-1 (default 0: the large names of earlier corpora)",
+    )
     p.add_argument("--n-jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--overwrite", action="store_true", help="replace a dataset already in OUT_DIR")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -121,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         layout_variety=args.layout_variety,
         total_variety=args.total_variety,
         fade_ratio=args.fade_ratio,
+        name_variety=args.name_variety,
     )
     took = time.perf_counter() - start
     print(

@@ -174,8 +174,9 @@ def _job(args: tuple) -> SynthDocument | tuple[int, str]:
                 header_variety=kwargs["header_variety"],
                 total_variety=kwargs["total_variety"],
                 fade_ratio=kwargs["fade_ratio"],
+                name_variety=kwargs["name_variety"],
             )
-        skip = ("kind", "header_variety", "total_variety", "fade_ratio")
+        skip = ("kind", "header_variety", "total_variety", "fade_ratio", "name_variety")
         if not kwargs.get("layout_variety"):
             skip = (*skip, "layout_variety")
         return synth_document(index, seed, **{k: v for k, v in kwargs.items() if k not in skip})
@@ -199,6 +200,7 @@ def generate(
     layout_variety: float = 0.0,
     total_variety: float = 0.0,
     fade_ratio: float = 0.0,
+    name_variety: float = 0.0,
 ):
     """Write ``n`` synthetic invoices (or till receipts) as a dataset folder (``schema.json``,
     ``labels.jsonl``, ``files/``); the same ``seed`` gives byte-identical output whatever
@@ -241,6 +243,11 @@ def generate(
         Receipts only: share of the scanned receipts whose thermal print has faded (pale,
         patchy ink with broken strokes; :func:`~confidence.datasets.synthetic.degrade.fade_plan`).
         0 (default) reproduces earlier corpora of the same seed.
+    name_variety : float
+        Receipts only: share printed with the merchant's name at the body text's size, bold or
+        regular, half of them under a logo line
+        (:data:`~confidence.datasets.synthetic.receipts.NAME_PRINTS`). 0 (default) reproduces
+        earlier corpora of the same seed.
 
     Returns
     -------
@@ -275,6 +282,10 @@ def generate(
         raise DatasetError(f"fade_ratio must be within 0-1, got {fade_ratio}")
     if fade_ratio and kind != "receipt":
         raise DatasetError("fade_ratio applies to receipts only (kind='receipt')")
+    if not 0.0 <= name_variety <= 1.0:
+        raise DatasetError(f"name_variety must be within 0-1, got {name_variety}")
+    if name_variety and kind != "receipt":
+        raise DatasetError("name_variety applies to receipts only (kind='receipt')")
     kwargs = {
         "scan_ratio": scan_ratio,
         "languages": langs,
@@ -284,6 +295,7 @@ def generate(
         "layout_variety": layout_variety,
         "total_variety": total_variety,
         "fade_ratio": fade_ratio,
+        "name_variety": name_variety,
     }
     jobs = [(i, seed, kwargs) for i in range(n)]
     schema = SCHEMA

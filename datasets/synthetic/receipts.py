@@ -171,6 +171,19 @@ of the non-plain styles: letterheads of real till printers wrap long names on th
 print the company number beside the name. The default (0) is the plain style only, so seeded
 corpora made before the styles existed are reproduced byte for byte."""
 
+NAME_PRINTS: dict[str, str] = {
+    "large": "the name larger than the body text and bold (1.3-1.8 times the body size)",
+    "body": "the name at the body text's size, bold or regular: many tills print the whole "
+    "header in one font",
+    "logo": "a printed logo above the name (a short run of large glyphs that OCR reads as "
+    "stray letters and signs), the name in either of the other prints",
+}
+"""How large the merchant's name is printed. ``name_variety`` is the share of receipts drawn
+with the ``body`` print (half of them with a ``logo`` line above too); the default (0) prints
+every name ``large``, so corpora made before the option existed are reproduced byte for byte."""
+
+_LOGO_GLYPHS = "@#&%*~^=+<>{}[]()|/\\§¤ƒ¥£©®ЖЩЮ◆●■▲★"  # what OCR makes of a drawn logo
+
 
 TOTAL_STYLES: dict[str, str] = {
     "plain": "subtotal, tax, rounding and total lines under the captions of the locale table",
@@ -217,23 +230,34 @@ _SUMMARY_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
 """Captions of the ``summary`` total style per language (:data:`TOTAL_STYLES`)."""
 
 
-def _name_lines(name: str, style: str, reg: str, size: float) -> list[_Line]:
+def _name_lines(name: str, style: str, reg: str, size: float, bold: bool = True) -> list[_Line]:
     words = name.split()
     if style == "wrapped":
         cut = min(range(1, len(words)), key=lambda k: abs(len(" ".join(words[:k])) - len(name) / 2))
         return [
-            _Line(" ".join(words[:cut]), "c", size=size, bold=True, field="merchant_name"),
-            _Line(" ".join(words[cut:]), "c", size=size, bold=True, field="merchant_name"),
+            _Line(" ".join(words[:cut]), "c", size=size, bold=bold, field="merchant_name"),
+            _Line(" ".join(words[cut:]), "c", size=size, bold=bold, field="merchant_name"),
         ]
     if style == "tagged":
         return [
-            _Line(f"{name} ({reg})", "c", size=min(size, 1.3), bold=True, field="merchant_name")
+            _Line(f"{name} ({reg})", "c", size=min(size, 1.3), bold=bold, field="merchant_name")
         ]
-    return [_Line(name, "c", size=size, bold=True, field="merchant_name")]
+    return [_Line(name, "c", size=size, bold=bold, field="merchant_name")]
+
+
+def _logo_line(nr: random.Random) -> _Line:
+    """A line standing for a printed logo: a few large glyphs, as OCR reads a drawn mark."""
+    glyphs = "".join(nr.choice(_LOGO_GLYPHS + "ABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(12))
+    text = " ".join(glyphs[i : i + nr.randint(1, 4)] for i in range(0, nr.randint(3, 12), 4))
+    return _Line(text.strip() or "@", "c", size=nr.choice((1.8, 2.2, 2.6)), bold=True)
 
 
 def _content(
-    rng: random.Random, lang: str, header_variety: float = 0.0, total_variety: float = 0.0
+    rng: random.Random,
+    lang: str,
+    header_variety: float = 0.0,
+    total_variety: float = 0.0,
+    name_variety: float = 0.0,
 ) -> tuple[list[_Line], dict[str, str | None], dict]:
     """The printed lines of one receipt, its gold values and facts for ``meta``."""
     # Styles draw from their own stream, and only when asked, so the plain corpora stay as made.
@@ -243,6 +267,9 @@ def _content(
         style = vr.choice(("wrapped", "tagged"))
     tr = random.Random(rng.getrandbits(32)) if total_variety > 0 else None
     summary = _SUMMARY_WORDS[lang] if tr is not None and tr.random() < total_variety else None
+    nr = random.Random(rng.getrandbits(32)) if name_variety > 0 else None
+    name_print = "body" if nr is not None and nr.random() < name_variety else "large"
+    logo = name_print == "body" and nr is not None and nr.random() < 0.5
     locale = rng.choice(L.FAKER_LOCALES[lang])
     fake = _faker(locale)
     fake.seed_instance(rng.getrandbits(32))
@@ -275,7 +302,12 @@ def _content(
     if "merchant_name" not in absent:
         size = rng.choice((1.3, 1.5, 1.8))
         reg = fake.bothify("#######-?").upper() if style == "tagged" else ""
-        lines += _name_lines(name, style, reg, size)
+        bold = True
+        if name_print == "body":
+            size, bold = 1.0, nr.random() < 0.5
+            if logo:
+                lines.append(_logo_line(nr))
+        lines += _name_lines(name, style, reg, size, bold)
     else:
         lines.append(
             _Line(rng.choice(("*** WELCOME ***", "~ ~ ~", "[LOGO]")), "c", size=1.4, bold=True)
@@ -393,6 +425,8 @@ def _content(
         facts["header_style"] = style
     if tr is not None:
         facts["total_style"] = "summary" if summary is not None else "plain"
+    if nr is not None:
+        facts["name_print"] = "logo" if logo else name_print
     return lines, gold, facts
 
 
@@ -498,12 +532,15 @@ def receipt_document(
     header_variety: float = 0.0,
     total_variety: float = 0.0,
     fade_ratio: float = 0.0,
+    name_variety: float = 0.0,
 ) -> SynthDocument:
     """Generate receipt number ``index`` of the dataset with ``seed`` (pure function of both).
 
     ``fade_ratio`` is the share of the *scanned* receipts whose thermal print has faded
     (:func:`~confidence.datasets.synthetic.degrade.fade_plan`: pale, patchy ink with broken
-    strokes); 0 (default) reproduces earlier corpora of the same seed.
+    strokes); 0 (default) reproduces earlier corpora of the same seed. ``name_variety`` is the
+    share printed with the merchant's name at the body size (:data:`NAME_PRINTS`); 0 (default)
+    reproduces earlier corpora too.
 
     Examples
     --------
@@ -519,6 +556,8 @@ def receipt_document(
         raise DatasetError(f"total_variety must be within 0-1, got {total_variety}")
     if not 0.0 <= fade_ratio <= 1.0:
         raise DatasetError(f"fade_ratio must be within 0-1, got {fade_ratio}")
+    if not 0.0 <= name_variety <= 1.0:
+        raise DatasetError(f"name_variety must be within 0-1, got {name_variety}")
     bad = [x for x in languages if x not in L.LANGUAGES]
     if bad or not languages:
         raise DatasetError(
@@ -527,7 +566,7 @@ def receipt_document(
         )
     rng = random.Random(f"extractconf-receipt:{seed}:{index}")
     lang = rng.choice(tuple(languages))
-    lines, gold, facts = _content(rng, lang, header_variety, total_variety)
+    lines, gold, facts = _content(rng, lang, header_variety, total_variety, name_variety)
     pdf, drawn = _render(lines, rng)
     meta: dict[str, Any] = {
         "generator": "extractconf synth --kind receipt",

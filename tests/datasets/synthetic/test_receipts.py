@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import statistics
 from decimal import Decimal
 from itertools import pairwise
 
@@ -16,6 +17,7 @@ from confidence.datasets.folder import Dataset
 from confidence.datasets.matching import is_correct
 from confidence.datasets.synthetic import generate
 from confidence.datasets.synthetic.receipts import (
+    NAME_PRINTS,
     RECEIPT_ABSENCE,
     RECEIPT_SCHEMA,
     receipt_document,
@@ -217,3 +219,51 @@ def test_faded_scans_print_pale_ink_and_say_so(tmp_path):
     with pytest.raises(DatasetError, match="fade_ratio"):
         receipt_document(0, fade_ratio=1.5)
     assert main(["synth", str(tmp_path / "i"), "--n", "2", "--fade-ratio", "0.5"]) == 2
+
+
+def _sizes(d) -> dict[str, float]:
+    """Each printed line's largest font size (PDF points)."""
+    with pdfplumber.open(io.BytesIO(d.data)) as pdf:
+        (page,) = pdf.pages
+        return {ln["text"]: max(c["size"] for c in ln["chars"]) for ln in page.extract_text_lines()}
+
+
+def test_name_prints_put_the_merchant_name_at_body_size_some_under_a_logo(tmp_path):
+    import hashlib
+
+    out = tmp_path / "n"
+    argv = ["synth", str(out), "--n", "16", "--kind", "receipt", "--seed", "4"]
+    assert main([*argv, "--name-variety", "1.0"]) == 0
+    ds = Dataset.open(out)
+    seen = set()
+    for rec in ds.records:
+        d = receipt_document(int(rec.doc_id[-5:]), seed=4, name_variety=1.0)
+        assert d.fields == rec.fields
+        name, kind = d.fields["merchant_name"], d.meta["name_print"]
+        seen.add(kind)
+        if name is None:
+            continue
+        sizes = _sizes(d)
+        lines = list(sizes)
+        body = statistics.mode(sizes.values())  # the body text's size
+        assert sizes[name] == body  # the name as large as the body text
+        above = lines[: lines.index(name)]
+        if kind == "logo":  # a line of large glyphs above the name, part of no field
+            assert above and sizes[above[-1]] > 1.5 * body
+            assert above[-1] not in d.fields.values()
+        else:
+            assert not above
+    assert seen == {"body", "logo"} and set(seen) <= set(NAME_PRINTS)
+    large = next(d for i in range(9) if (d := receipt_document(i, seed=4)).fields["merchant_name"])
+    assert "name_print" not in large.meta
+    sizes = _sizes(large)  # the default: the name larger than the body text
+    assert sizes[large.fields["merchant_name"]] >= 1.3 * statistics.mode(sizes.values())
+    # the default draws nothing: corpora made before the option are reproduced byte for byte
+    # (the training receipts of scripts/train_default.py; sha-256 at commit 77308a7)
+    faded = receipt_document(
+        3, seed=17, scan_ratio=0.8, header_variety=0.5, total_variety=0.5, fade_ratio=0.5
+    )
+    assert hashlib.sha256(faded.data).hexdigest()[:16] == "b52a75fe82bc5baf"
+    with pytest.raises(DatasetError, match="name_variety"):
+        receipt_document(0, name_variety=1.5)
+    assert main(["synth", str(tmp_path / "i"), "--n", "2", "--name-variety", "0.5"]) == 2
