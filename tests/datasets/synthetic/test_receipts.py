@@ -125,15 +125,23 @@ def test_cli_kind_receipt_writes_a_readable_dataset(tmp_path, capsys):
     assert "wrote 5" in capsys.readouterr().out
 
 
-def test_header_styles_wrap_the_name_or_tag_it_with_a_number(tmp_path):
-    out = tmp_path / "v"
-    argv = ["synth", str(out), "--n", "12", "--kind", "receipt", "--seed", "4"]
-    assert main([*argv, "--header-variety", "1.0"]) == 0
-    ds = Dataset.open(out)
-    seen = set()
-    for rec in ds.records:
-        d = receipt_document(int(rec.doc_id[-5:]), seed=4, header_variety=1.0)
+def _cli_receipts(tmp_path, n: int, option: str, **kw):
+    """Receipts written by ``extractconf synth --kind receipt --seed 4 OPTION 1.0``, each checked
+    against :func:`receipt_document` with ``kw`` and returned as made by it."""
+    out = tmp_path / option.strip("-")
+    argv = ["synth", str(out), "--n", str(n), "--kind", "receipt", "--seed", "4"]
+    assert main([*argv, option, "1.0"]) == 0
+    docs = []
+    for rec in Dataset.open(out).records:
+        d = receipt_document(int(rec.doc_id[-5:]), seed=4, **kw)
         assert d.fields == rec.fields
+        docs.append(d)
+    return docs
+
+
+def test_header_styles_wrap_the_name_or_tag_it_with_a_number(tmp_path):
+    seen = set()
+    for d in _cli_receipts(tmp_path, 12, "--header-variety", header_variety=1.0):
         name, style = d.fields["merchant_name"], d.meta["header_style"]
         seen.add(style)
         if name is None:
@@ -231,14 +239,8 @@ def _sizes(d) -> dict[str, float]:
 def test_name_prints_put_the_merchant_name_at_body_size_some_under_a_logo(tmp_path):
     import hashlib
 
-    out = tmp_path / "n"
-    argv = ["synth", str(out), "--n", "16", "--kind", "receipt", "--seed", "4"]
-    assert main([*argv, "--name-variety", "1.0"]) == 0
-    ds = Dataset.open(out)
     seen = set()
-    for rec in ds.records:
-        d = receipt_document(int(rec.doc_id[-5:]), seed=4, name_variety=1.0)
-        assert d.fields == rec.fields
+    for d in _cli_receipts(tmp_path, 16, "--name-variety", name_variety=1.0):
         name, kind = d.fields["merchant_name"], d.meta["name_print"]
         seen.add(kind)
         if name is None:
