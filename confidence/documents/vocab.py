@@ -98,6 +98,14 @@ _QUALIFIER_RE = re.compile(  # longest first, as _PHRASE_RE
     + r")(?![a-z0-9])"
 )
 
+# Words that make a total *with* its tax ("Total with VAT", "Total incl. MwSt", "après TVA"): such
+# a label stays gross when it names a tax too; without one, "Total VAT" is the tax's total.
+_INCLUSION_RE = re.compile(
+    r"(?<![a-z])(?:in|inc|incl|inkl|including|inclusive|inklusive|einschl|einschliesslich|included|"
+    r"with|mit|avec|after|nach|apres|compris|comprise|ttc|con|incluido|incluso|inclusief|met)"
+    r"(?![a-z])"
+)
+
 # ----------------------------------------------------------------------------------- concepts
 
 
@@ -148,6 +156,14 @@ def label_concepts(text: str) -> frozenset[str]:
     spans = find_labels(folded)
     quals = [(m.start(), m.end(), m[0]) for m in _QUALIFIER_RE.finditer(folded)]
     named = {c for _, _, cs in spans for c in cs}
+    if (
+        not quals
+        and {"amount_gross", "amount_tax"} <= named
+        and not _INCLUSION_RE.search(folded)
+        and not any({"amount_gross", "amount_tax"} <= set(cs) for _, _, cs in spans)
+    ):
+        # "Total taxes", "Summe MwSt", "GST total": a total *of* the tax, not a total with it
+        named.discard("amount_gross")
     # the words of a qualifier ("vat" of "excl. VAT") name nothing of their own
     outside = {
         c for s, e, cs in spans if not any(qs <= s and e <= qe for qs, qe, _ in quals) for c in cs

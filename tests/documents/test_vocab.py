@@ -67,6 +67,37 @@ def test_a_tax_qualifier_decides_an_amount_label(printed, concepts):
     assert label_concepts(printed) == concepts
 
 
+@pytest.mark.parametrize(
+    ("printed", "concepts"),
+    [
+        ("Total taxes", {"amount_tax"}),  # a total of the tax, not a total with it
+        ("Total TAXES:", {"amount_tax"}),
+        ("Total des taxes", {"amount_tax"}),
+        ("Summe MwSt", {"amount_tax"}),
+        ("GST Total", {"amount_tax"}),
+        ("Totale IVA", {"amount_tax"}),
+        ("Total Sales Tax", {"amount_tax"}),
+        ("Total incl. VAT", {"amount_gross"}),  # a qualifier decides, as before
+        ("Summe inkl. MwSt", {"amount_gross"}),
+        ("Total with VAT", {"amount_gross", "amount_tax", "tax_id"}),  # with it: still open
+        ("Total inc GST", {"amount_gross", "amount_tax"}),
+    ],
+)
+def test_a_total_word_with_a_tax_word_is_the_tax_total_unless_the_tax_is_included(
+    printed, concepts
+):
+    assert label_concepts(printed) == concepts
+
+
+@given(
+    st.sampled_from(["Total", "TOTAL", "Summe", "Gesamt", "Totale", "Totaal"]),
+    st.sampled_from(["incl.", "including", "with", "inkl.", "mit", "avec", "inc"]),
+    st.sampled_from(["tax", "VAT", "GST", "MwSt", "USt", "TVA", "IVA", "BTW", "taxes"]),
+)
+def test_a_total_that_includes_its_tax_is_never_read_as_the_tax_alone(total, word, tax):
+    assert label_concepts(f"{total} {word} {tax}") != {"amount_tax"}
+
+
 @given(st.sampled_from(sorted({p for ps in QUALIFIERS.values() for p in ps})))
 def test_a_qualifier_alone_never_changes_a_label(qualifier):
     named = {c for _, _, cs in find_labels(qualifier) for c in cs}
