@@ -11,8 +11,8 @@ the Hunter puts them in that order in its prompt and its JSON-schema ``enum``.
 Two helpers go beyond the prior windows: :func:`street_blocks` (address values found by shape,
 which the candidate ranker adds after the prior candidates) and :func:`repair_date` (the one
 possible reading of a date OCR made impossible: letters for digits, a separator lost to a
-space, a year, day or month no calendar has; the ranker reports it in place of the printed
-value, whose features it still reads).
+space, a year no business document has; the ranker reports it in place of the printed value,
+whose features it still reads).
 """
 
 from __future__ import annotations
@@ -343,46 +343,22 @@ def _day_month_ok(a: str, b: str) -> bool:
     return (1 <= x <= 31 and 1 <= y <= 12) or (1 <= x <= 12 and 1 <= y <= 31)
 
 
-def _repair_day_month(value: str) -> str | None:
-    """The one reading of an impossible day or month through the OCR digit confusions."""
-    m = _NUMERIC_DATE.fullmatch(value)
-    if m is None:
-        return None
-    iso = m.group(1) is None
-    a, b = (m.group(7), m.group(8)) if iso else (m.group(1), m.group(3))
-    if _day_month_ok(a, b):
-        return None
-    fits = set()
-    for part in (0, 1):
-        s = (a, b)[part]
-        for i, digit in enumerate(s):
-            for alt in _DIGIT_CONFUSIONS.get(digit, ""):
-                t = s[:i] + alt + s[i + 1 :]
-                new = (t, b) if part == 0 else (a, t)
-                if _day_month_ok(*new):
-                    fits.add(new)
-    if len(fits) != 1:
-        return None
-    x, y = fits.pop()
-    if iso:
-        return f"{m.group(5)}{m.group(6)}{x}{m.group(6)}{y}"
-    return f"{x}{m.group(2)}{y}{m.group(2)}{m.group(4)}"
-
-
 def repair_date(value: str) -> str | None:
     """The one possible reading of a printed date that OCR made impossible, else ``None``.
 
     In turn: letters read for digits and separators spaced, doubled or lost
-    (:data:`OCR_DATE_RE`: ``O4-O4~-2O18`` -> ``04-04-2018``, ``09- 06 2018`` -> ``09-06-2018``);
-    a year outside :data:`PLAUSIBLE_YEARS` (:func:`repair_year`); a day above 31 or a month
-    above 12 in either day-month order, re-read through the usual digit confusions when
-    exactly one reading is a calendar date (``24/16/2017`` -> ``24/10/2017``). ``None`` when
-    the date is possible as printed or no single repair exists.
+    (:data:`OCR_DATE_RE`: ``O4-O4~-2O18`` -> ``04-04-2018``, ``09- 06 2018`` -> ``09-06-2018``),
+    then a year outside :data:`PLAUSIBLE_YEARS` (:func:`repair_year`). The result must be a
+    calendar date in one day-month order or the other. A day above 31 or a month above 12
+    (``24/16/2017``) is left as printed: guessing its digit would hide from the confidence
+    engine the misreading that makes the date invalid, and the guess is often wrong
+    (``64-05-2013`` was printed ``04-05-2018``). ``None`` when the date is possible as printed
+    or no single repair exists.
 
     Examples
     --------
     >>> repair_date("O4-O4~-2O18"), repair_date("09- 06 2018"), repair_date("24/16/2017")
-    ('04-04-2018', '09-06-2018', '24/10/2017')
+    ('04-04-2018', '09-06-2018', None)
     >>> repair_date("2618-03-23"), repair_date("25/12/2018"), repair_date("12.50 1234")
     ('2018-03-23', None, None)
     """
@@ -396,7 +372,6 @@ def repair_date(value: str) -> str | None:
             return None  # "05 02-18", "1.2 2018": too weak for a date
         fixed = f"{day}{sep}{month}{sep}{year}"
     fixed = repair_year(fixed) or fixed
-    fixed = _repair_day_month(fixed) or fixed
     if fixed == value:
         return None
     m2 = _NUMERIC_DATE.fullmatch(fixed)
