@@ -376,7 +376,7 @@ def repair_date(value: str) -> str | None:
         return None
     m2 = _NUMERIC_DATE.fullmatch(fixed)
     if m2 is None:  # a date with a month name: only its year was read again
-        return fixed
+        return fixed if DATE_RE.fullmatch(fixed) else None
     iso = m2.group(1) is None
     a, b = (m2.group(7), m2.group(8)) if iso else (m2.group(1), m2.group(3))
     year = m2.group(5) if iso else m2.group(4)
