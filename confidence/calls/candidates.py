@@ -32,7 +32,15 @@ from confidence.documents.patterns import (
     PERCENT_RE,
     iban_values,
 )
-from confidence.documents.vocab import NEGATIVE_CUES, cue_score, field_cues, field_keys
+from confidence.documents.text import fold_text
+from confidence.documents.vocab import (
+    NEGATIVE_CUES,
+    TITLE_QUALIFIERS,
+    TITLES,
+    cue_score,
+    field_cues,
+    field_keys,
+)
 from confidence.schema import Field, Schema
 from confidence.types import Document
 
@@ -175,6 +183,9 @@ def _text_candidates(field, lines, row_of, others):
         head = _before_number_tail(ln.text)
         if head:  # a name followed by a registration number in brackets
             out.append(Candidate(head, ln.index, s + 0.1))
+        head = _before_title(ln.text)
+        if head:  # a letterhead name read with the title beside it ("Jones-Ali Sales Invoice")
+            out.append(Candidate(head, ln.index, s + 0.1))
     for i in range(min(len(lines), 8) - 1):  # a long name wrapped over two lines
         a, b = lines[i], lines[i + 1]
         if a.page == b.page and min(_letters_ratio(a.text), _letters_ratio(b.text)) >= 0.6:
@@ -186,6 +197,37 @@ def _before_number_tail(text: str) -> str | None:
     """``"NAME (123456-X)"`` -> ``"NAME"``: the text before a bracket that holds digits."""
     m = re.match(r"^(.*?[A-Za-z].*?)\s*[(\[{][^()]*\d[^()]*[)\]}]?\s*\S{0,3}$", text)
     return m.group(1).strip() if m and len(m.group(1).strip()) >= 3 else None
+
+
+def _before_title(text: str) -> str | None:
+    """A letterhead name and the document's title read as one line: the name without it.
+
+    OCR joins the name at the left of a letterhead with the title printed at the right of the
+    same row (``Jackson PLC Invoice``, ``Kaul GmbH RECHNUNG``). When the line ends with a title
+    word of the label vocabulary (:data:`~confidence.documents.vocab.TITLES`), the text before
+    it and before the words printed as part of the title
+    (:data:`~confidence.documents.vocab.TITLE_QUALIFIERS`: ``TAX INVOICE``, ``Sales Invoice``)
+    is offered; ``None`` when nothing with letters is left (``SIMPLIFIED TAX INVOICE``).
+
+    Examples
+    --------
+    >>> _before_title("Jones-Ali Sales Invoice"), _before_title("Kaul GmbH RECHNUNG")
+    ('Jones-Ali', 'Kaul GmbH')
+    >>> _before_title("SIMPLIFIED TAX INVOICE"), _before_title("Invoice"), _before_title("Net 30")
+    (None, None, None)
+    """
+    words = text.split()
+
+    def folded(w: str) -> str:
+        return fold_text(w).strip(" .:;,-|")
+
+    if len(words) < 2 or folded(words[-1]) not in TITLES:
+        return None
+    words = words[:-1]
+    while words and folded(words[-1]) in TITLE_QUALIFIERS:
+        words = words[:-1]
+    head = " ".join(words).strip(" ,:;-|")
+    return head if sum(c.isalpha() for c in head) >= 3 else None
 
 
 def _block_heads(lines: list[Line]) -> list[Candidate]:

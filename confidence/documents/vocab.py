@@ -38,6 +38,7 @@ __all__ = [
     "LABEL_WORDS",
     "NEGATIVE_CUES",
     "TITLES",
+    "TITLE_QUALIFIERS",
     "VALUE_CUE_KEYS",
     "concepts_of",
     "cue_score",
@@ -71,6 +72,9 @@ VALUE_CUE_KEYS: frozenset[str] = frozenset(_TABLE["value_cue_keys"])
 
 TITLES: frozenset[str] = frozenset(_TABLE["titles"])
 """Document titles (``invoice``, ``rechnung``) that are also ``doc_id`` labels."""
+
+TITLE_QUALIFIERS: frozenset[str] = frozenset(_TABLE["title_qualifiers"])
+"""Folded words printed before a title as part of it (``tax`` of ``TAX INVOICE``)."""
 
 LABEL_WORDS: frozenset[str] = frozenset(_TABLE["label_words"])
 """Folded words that are labels even without a trailing colon."""

@@ -387,3 +387,34 @@ def test_the_ranker_reports_a_date_ocr_spelled_with_letters_read_as_digits():
     schema = Schema("r", (Field("date", "date", "Date of the purchase"),))
     read = default_ranker().read(lines, schema)
     assert read["date"].value == "04-04-2018"
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("Jackson PLC Invoice", "Jackson PLC"),
+        ("Byrne, Kennedy and Dobson TAX INVOICE", "Byrne, Kennedy and Dobson"),
+        ("Jones-Ali Sales Invoice", "Jones-Ali"),
+        ("Kaul GmbH RECHNUNG", "Kaul GmbH"),
+        ("Chauvin SARL Facture", "Chauvin SARL"),
+    ],
+)
+def test_a_letterhead_name_read_with_the_title_is_offered_without_it(line, name):
+    lines = _lines([line, "12 High Street", "London SW1A 1AA"])
+    f = Field("vendor_name", "text", "Name of the company that issued the invoice")
+    assert name in [c.value for c in field_candidates(f, lines, max_candidates=25)]
+
+
+def test_a_title_line_alone_offers_no_name():
+    lines = _lines(["SIMPLIFIED TAX INVOICE", "ACME TRADING", "12 High Street"])
+    f = Field("vendor_name", "text", "Name of the company that issued the invoice")
+    values = [c.value for c in field_candidates(f, lines, max_candidates=25)]
+    assert not {"SIMPLIFIED TAX", "SIMPLIFIED", ""} & set(values)
+
+
+def test_the_ranker_reads_a_letterhead_name_merged_with_its_title():
+    lines = _lines(
+        ["Jones-Ali Sales Invoice", "2 Blake Road", "Rachelville RB1 2CD", "Invoice No: 4417"]
+    )
+    schema = Schema("s", (Field("vendor_name", "text", "Name of the issuing company"),))
+    assert default_ranker().read(lines, schema)["vendor_name"].value == "Jones-Ali"

@@ -191,8 +191,8 @@ def test_extract_cli_never_reports_a_required_field_absent(tmp_path, monkeypatch
     assert got[True] == {"shop": "77 GREEN GROCER", "total": "6.00"}
 
 
-def test_extract_cli_reads_a_date_ocr_spelled_with_letters(tmp_path, monkeypatch):
-    """A text-layer PDF whose date has letters for digits: the reading is the calendar date."""
+def _one_page(tmp_path, monkeypatch, printed, fields, gold):
+    """``extractconf extract`` of a one-page text-layer PDF; its one record."""
     from reportlab.lib.pagesizes import A6
     from reportlab.pdfgen import canvas
 
@@ -202,20 +202,10 @@ def test_extract_cli_reads_a_date_ocr_spelled_with_letters(tmp_path, monkeypatch
     root = tmp_path / "ds"
     (root / "files").mkdir(parents=True)
     c = canvas.Canvas(str(root / "files" / "r1.pdf"), pagesize=A6)
-    for x, y, text in [
-        (70, 20, "77 GREEN GROCER"),
-        (15, 60, "Date : O4-O4~-2O18 14:08"),
-        (15, 130, "TOTAL"),
-        (180, 130, "6.00"),
-    ]:
+    for x, y, text in printed:
         c.drawString(x, A6[1] - y, text)
     c.save()
-    fields = [
-        {"name": "date", "type": "date", "description": "Date of the purchase"},
-        {"name": "total", "type": "amount", "description": "Total amount paid"},
-    ]
     (root / "schema.json").write_text(json.dumps({"name": "r", "fields": fields}))
-    gold = {"date": "2018-04-04", "total": "6.00"}
     (root / "labels.jsonl").write_text(
         json.dumps({"doc_id": "r1", "file": "files/r1.pdf", "fields": gold}) + "\n"
     )
@@ -223,5 +213,40 @@ def test_extract_cli_reads_a_date_ocr_spelled_with_letters(tmp_path, monkeypatch
     assert main(["extract", str(root), "--out", str(out), "--quiet"]) == 0
     rec = json.loads(out.read_text())
     assert rec["status"] == "ok"
+    return rec
+
+
+def test_extract_cli_reads_a_date_ocr_spelled_with_letters(tmp_path, monkeypatch):
+    """A text-layer PDF whose date has letters for digits: the reading is the calendar date."""
+    printed = [
+        (70, 20, "77 GREEN GROCER"),
+        (15, 60, "Date : O4-O4~-2O18 14:08"),
+        (15, 130, "TOTAL"),
+        (180, 130, "6.00"),
+    ]
+    fields = [
+        {"name": "date", "type": "date", "description": "Date of the purchase"},
+        {"name": "total", "type": "amount", "description": "Total amount paid"},
+    ]
+    rec = _one_page(tmp_path, monkeypatch, printed, fields, {"date": "2018-04-04", "total": "6.00"})
     assert rec["mapper"]["fields"]["date"]["value"] == "04-04-2018"
     assert rec["hunter"]["fields"]["date"]["value"] == "04-04-2018"  # the first option shown
+
+
+def test_extract_cli_reads_a_letterhead_name_printed_with_the_title(tmp_path, monkeypatch):
+    """The issuer's name and the title on one line (as OCR joins a letterhead row)."""
+    printed = [
+        (15, 20, "Jones-Ali Sales Invoice"),
+        (15, 34, "2 Blake Road"),
+        (15, 46, "Rachelville RB1 2CD"),
+        (15, 80, "Invoice No: 4417"),
+        (15, 130, "TOTAL"),
+        (180, 130, "96.00"),
+    ]
+    fields = [
+        {"name": "vendor_name", "type": "text", "description": "Name of the issuing company"},
+        {"name": "total", "type": "amount", "description": "Total amount"},
+    ]
+    gold = {"vendor_name": "Jones-Ali", "total": "96.00"}
+    rec = _one_page(tmp_path, monkeypatch, printed, fields, gold)
+    assert rec["mapper"]["fields"]["vendor_name"]["value"] == "Jones-Ali"
