@@ -10,6 +10,7 @@ Run: ``.venv/bin/python benchmarks/bench_llm_async.py``
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -19,15 +20,18 @@ from pathlib import Path
 from confidence.llm import OpenAIClient
 
 N, CONCURRENCY, LATENCY, REPEATS = 40, 8, 0.2, 5
-SERVER = Path(__file__).resolve().parents[1] / "tests" / "llm_servers.py"
+SERVER = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "llm_servers.py"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
     proc = subprocess.Popen(
         [sys.executable, str(SERVER), "--delay", str(LATENCY)], stdout=subprocess.PIPE, text=True
     )
     try:
         base_url = proc.stdout.readline().strip()
+        if not base_url:
+            raise SystemExit(f"the fake endpoint {SERVER} did not start (exit {proc.wait(10)})")
         msgs = [{"role": "user", "content": "Invoice total 12.50"}]
         with OpenAIClient("fake", base_url=base_url, concurrency=CONCURRENCY) as client:
             client.chat_many([{"messages": msgs}] * CONCURRENCY)  # open the connections
@@ -44,7 +48,8 @@ def main() -> None:
     med = statistics.median(times)
     print(f"{N} requests x {LATENCY}s at concurrency {CONCURRENCY}: ideal {ideal:.2f}s")
     print(f"measured median {med:.3f}s (min {min(times):.3f}s) -> efficiency {ideal / med:.1%}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -9,7 +9,9 @@ Run: ``.venv/bin/python benchmarks/bench_llm_local.py``
 
 from __future__ import annotations
 
+import argparse
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -51,7 +53,10 @@ def call(client, msgs, evict: bool, **kw):
     return time.perf_counter() - wall, time.process_time() - cpu, c
 
 
-def main(reps: int = 3) -> None:
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=3, help="calls per mode (default 3)")
+    reps = ap.parse_args(argv).reps
     client = LocalLlamaClient(n_ctx=2048)
     call(client, MSGS, False)  # load + warm up
     n_prompt = len(client.tokenize(client.format_prompt(MSGS)))
@@ -81,7 +86,8 @@ def main(reps: int = 3) -> None:
     print(f"schema call (first, builds grammar): wall {w:.2f}s cpu {c:.2f}s -> {comp.text}")
     w, c, comp = call(client, ext, True, schema=SCHEMA)
     print(f"schema call (again): wall {w:.2f}s cpu {c:.2f}s, {comp.usage}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -9,6 +9,7 @@ only runs them and sums up which finished. Pass names to run a subset::
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -19,8 +20,14 @@ HERE = Path(__file__).resolve().parent
 
 
 def main(argv: list[str] | None = None) -> int:
-    names = argv if argv is not None else sys.argv[1:]
     scripts = sorted(HERE.glob("bench_*.py"))
+    known = [s.stem.removeprefix("bench_") for s in scripts]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", help=f"benchmarks to run (default all): {' '.join(known)}")
+    names = ap.parse_args(argv).names
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        ap.error(f"no such benchmark: {', '.join(unknown)} (there are: {', '.join(known)})")
     if names:
         scripts = [s for s in scripts if s.stem.removeprefix("bench_") in names]
     env = dict(os.environ, OMP_THREAD_LIMIT=os.environ.get("OMP_THREAD_LIMIT", "1"))

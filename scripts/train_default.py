@@ -460,7 +460,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("stage", choices=("synth", "extract", "train"))
     ap.add_argument("--work", type=Path, default=Path("/work/runs"))
-    ap.add_argument("--shard", default="0/1", help="K/N: this process extracts docs i % N == K")
+    ap.add_argument("--shard", default="0/1", help="K/N: this process extracts docs i %% N == K")
     ap.add_argument("--llm", default="local")
     ap.add_argument("--set", choices=tuple(SETS), default="invoices", help="what extract reads")
     ap.add_argument(
