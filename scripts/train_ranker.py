@@ -141,6 +141,7 @@ def keep_absent(X, y, sizes, share: float, seed: int = 2):
 
 def main(argv=None) -> int:
     from confidence.calls.ranker import CandidateRanker
+    from confidence.calls.ranker_features import FEATURES
     from confidence.documents.cache import DocumentCache
     from confidence.persistence import attach
 
@@ -191,6 +192,13 @@ def main(argv=None) -> int:
     ap.add_argument("--subsample", type=float, default=1.0, help="share of rows per tree (bagging)")
     ap.add_argument("--colsample", type=float, default=1.0, help="share of features per tree")
     ap.add_argument("--seed", type=int, default=0, help="LightGBM's random_state")
+    ap.add_argument(
+        "--drop",
+        nargs="*",
+        default=[],
+        metavar="FEATURE",
+        help="train without these feature columns (names of ranker_features.FEATURES)",
+    )
     ap.add_argument("--no-fit", action="store_true", help="only compute and keep the groups")
     args = ap.parse_args(argv)
     cache = DocumentCache(args.cache)
@@ -243,6 +251,10 @@ def main(argv=None) -> int:
     X, y, sizes = keep_absent(X, y, sizes, args.absent_share)
     X, y, sizes = augment_unseen(X, y, sizes, args.unseen_share)
     X, y, sizes = augment_unlabelled(X, y, sizes, args.unlabelled_share)
+    unknown = sorted(set(args.drop) - set(FEATURES))
+    if unknown:
+        ap.error(f"--drop: no such features: {', '.join(unknown)}")
+    kept = [i for i, n in enumerate(FEATURES) if n not in args.drop]
     ranker = CandidateRanker(
         n_estimators=args.n_estimators,
         num_leaves=args.num_leaves,
@@ -251,7 +263,7 @@ def main(argv=None) -> int:
         colsample_bytree=args.colsample,
         random_state=args.seed,
     )
-    ranker.fit(X, y, group=sizes)
+    ranker.fit(X[:, kept], y, group=sizes, feature_names=[FEATURES[i] for i in kept])
     if args.out.exists():
         for p in args.out.iterdir():
             p.unlink()
@@ -268,6 +280,7 @@ def main(argv=None) -> int:
         "unseen_share": args.unseen_share,
         "unlabelled_share": args.unlabelled_share,
         "absent_share": args.absent_share,
+        "dropped_features": list(args.drop),
         "params": ranker.get_params(),
         "seconds": round(time.time() - t0),
     }

@@ -165,8 +165,12 @@ class CandidateRanker(BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, X, y, *, group) -> CandidateRanker:
-        """Fit on candidate rows ``X``, relevance ``y`` (0/1) and query ``group`` sizes."""
+    def fit(self, X, y, *, group, feature_names=None) -> CandidateRanker:
+        """Fit on candidate rows ``X``, relevance ``y`` (0/1) and query ``group`` sizes.
+
+        ``feature_names`` names ``X``'s columns when they are a subset of :data:`FEATURES`
+        (a ranker trained without some features); by default ``X`` has all of them.
+        """
         X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
         group = np.asarray(group, dtype=int)
@@ -178,6 +182,14 @@ class CandidateRanker(BaseEstimator):
             share = getattr(self, name)
             if not 0.0 < share <= 1.0:
                 raise ValueError(f"{name} must be in (0, 1], got {share!r}")
+        if feature_names is not None:
+            feature_names = [str(n) for n in feature_names]
+            unknown = [n for n in feature_names if n not in FEATURES]
+            if len(feature_names) != X.shape[1] or unknown or len(set(feature_names)) < X.shape[1]:
+                raise ValueError(
+                    f"feature_names must name X's {X.shape[1]} columns, once each, from FEATURES"
+                    + (f"; unknown: {unknown}" if unknown else "")
+                )
         model = lgb.LGBMRanker(
             objective="lambdarank",
             n_estimators=self.n_estimators,
@@ -194,9 +206,14 @@ class CandidateRanker(BaseEstimator):
         model.fit(X, y, group=group)
         self.booster_ = model.booster_
         self.n_features_in_ = X.shape[1]
-        self.feature_names_ = (
-            list(FEATURES) if X.shape[1] == len(FEATURES) else [f"f{i}" for i in range(X.shape[1])]
-        )
+        if feature_names is not None:
+            self.feature_names_ = feature_names
+        else:
+            self.feature_names_ = (
+                list(FEATURES)
+                if X.shape[1] == len(FEATURES)
+                else [f"f{i}" for i in range(X.shape[1])]
+            )
         return self
 
     def predict(self, X) -> np.ndarray:

@@ -249,6 +249,26 @@ def test_a_ranker_of_an_earlier_feature_subset_reads_todays_rows(tmp_path):
         old.predict(X[:, :4])
 
 
+def test_a_ranker_fit_without_some_features_names_its_columns(tmp_path):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, len(FEATURES)))
+    keep = [i for i, n in enumerate(FEATURES) if n != "src_mapper"]
+    names = [FEATURES[i] for i in keep]
+    r = CandidateRanker(n_estimators=10, min_child_samples=2).fit(
+        X[:, keep], X[:, 7] > 0.3, group=[6] * 10, feature_names=names
+    )
+    assert r.feature_names_ == names
+    back = CandidateRanker.load(r.save(tmp_path / "nomapper"))
+    assert back.feature_names_ == names
+    # today's full rows are read through the ranker's own columns, whatever src_mapper says
+    X2 = X.copy()
+    X2[:, FEATURES.index("src_mapper")] = 1.0
+    np.testing.assert_array_equal(back.predict(X2), r.predict(X[:, keep]))
+    for bad in (names[:-1], [*names[:-1], "no_such_feature"], [*names[:-1], names[0]]):
+        with pytest.raises(ValueError, match="feature_names must name X's"):
+            CandidateRanker().fit(X[:, keep], X[:, 7] > 0.3, group=[6] * 10, feature_names=bad)
+
+
 class _Echo:
     """A client that copies the first option of every enum (or null) into its reply."""
 
