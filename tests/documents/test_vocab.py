@@ -61,6 +61,12 @@ def test_table_is_consistent():
         ("Total", {"amount_gross"}),  # no qualifier: what find_labels says
         ("inkl. MwSt.", {"amount_tax"}),  # a qualifier without an amount word: a tax line
         ("Total TVA", {"amount_tax"}),
+        ("Total 6% supplies (Inc. GST):", {"amount_gross"}),  # short and "of"-less forms
+        ("Total Inclusive GST:", {"amount_gross"}),
+        ("Total (exclusive GST)", {"amount_net"}),
+        ("Total Exc. VAT", {"amount_net"}),
+        ("Subtotal (without tax)", {"amount_net"}),
+        ("Amount with GST", {"amount_tax"}),  # no amount word: as "inkl. MwSt"
     ],
 )
 def test_a_tax_qualifier_decides_an_amount_label(printed, concepts):
@@ -79,8 +85,9 @@ def test_a_tax_qualifier_decides_an_amount_label(printed, concepts):
         ("Total Sales Tax", {"amount_tax"}),
         ("Total incl. VAT", {"amount_gross"}),  # a qualifier decides, as before
         ("Summe inkl. MwSt", {"amount_gross"}),
-        ("Total with VAT", {"amount_gross", "amount_tax", "tax_id"}),  # with it: still open
-        ("Total inc GST", {"amount_gross", "amount_tax"}),
+        ("Total with VAT", {"amount_gross"}),  # short qualifiers decide too
+        ("Total inc GST", {"amount_gross"}),
+        ("Total Amount with tax", {"amount_gross"}),
     ],
 )
 def test_a_total_word_with_a_tax_word_is_the_tax_total_unless_the_tax_is_included(
