@@ -28,6 +28,7 @@ of :mod:`confidence.persistence` (no pickle): ``engine.json``, ``fusion.json`` +
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import math
 import warnings
@@ -103,6 +104,35 @@ def _llm_of(record: RunRecord) -> str:
 
 _VALID = FEATURE_NAMES.index("val_valid")
 _COLUMN = {n: i for i, n in enumerate(FEATURE_NAMES)}
+
+
+def kept_features(exclude: Sequence[str] = ()) -> list[str]:
+    """:data:`FEATURE_NAMES` without those ``exclude`` names or matches (shell patterns).
+
+    Examples
+    --------
+    >>> kept = kept_features(["q_*", "lay_page_index"])
+    >>> any(n.startswith("q_") for n in kept), "lay_page_index" in kept, "lay_width" in kept
+    (False, False, True)
+    >>> kept_features(["no_such_*"])
+    Traceback (most recent call last):
+    ...
+    ValueError: exclude_features: 'no_such_*' names no feature (see FEATURE_NAMES)
+    """
+    if isinstance(exclude, str):
+        raise ValueError(f"exclude_features must be a list of names, not the string {exclude!r}")
+    drop: set[str] = set()
+    for pat in exclude:
+        hit = {n for n in FEATURE_NAMES if fnmatch.fnmatchcase(n, str(pat))}
+        if not hit:
+            raise ValueError(f"exclude_features: {pat!r} names no feature (see FEATURE_NAMES)")
+        drop |= hit
+    kept = [n for n in FEATURE_NAMES if n not in drop]
+    if not kept:
+        raise ValueError("exclude_features leaves no feature to train on")
+    return kept
+
+
 UNCERTIFIED = "no threshold certified for this field: always reviewed"
 ONE_READING = (
     "one reading: the thresholds are not certified for records without a second reading "
@@ -142,6 +172,12 @@ class ConfidenceEngine(BaseEstimator):
         prior that does not carry over to other documents; the calibrator (fitted on unweighted
         rows) restores probabilities.
     random_state : int, default 0
+    exclude_features : tuple of str, default ()
+        Features the fusion model is trained without: names of :data:`FEATURE_NAMES` or
+        shell-style patterns (``"q_*"``, every image-quality feature). They are still computed
+        (the domain check reads them); the model just never splits on them. The default model
+        leaves out the image-quality features, which describe the synthetic scanner more than
+        the value (``docs/features.md``).
 
     Examples
     --------
@@ -167,6 +203,7 @@ class ConfidenceEngine(BaseEstimator):
         "fusion_params": [dict, None],
         "balance": [StrOptions({m for m in BALANCE_MODES if m}), None],
         "random_state": [Interval(Integral, None, None, closed="neither")],
+        "exclude_features": ["array-like"],
     }
     _subparts: ClassVar[dict[str, str]] = {
         "fusion": "fusion_",
@@ -187,6 +224,7 @@ class ConfidenceEngine(BaseEstimator):
         fusion_params: dict[str, Any] | None = None,
         balance: str | None = None,
         random_state: int = 0,
+        exclude_features: Sequence[str] = (),
     ) -> None:
         self.calibrator = calibrator
         self.target_accuracy = target_accuracy
@@ -196,6 +234,7 @@ class ConfidenceEngine(BaseEstimator):
         self.fusion_params = fusion_params
         self.balance = balance
         self.random_state = random_state
+        self.exclude_features = exclude_features
 
     # -- fitting ------------------------------------------------------------------------------
     @staticmethod
@@ -269,7 +308,7 @@ class ConfidenceEngine(BaseEstimator):
         """
         self._validate_params()
         X, y, groups, fields, types = self._check_table(X, y, groups, fields, field_types)
-        self.feature_names_ = list(FEATURE_NAMES)
+        self.feature_names_ = kept_features(self.exclude_features)
         if len(self.split) != 3 or min(self.split) <= 0:
             raise ValueError(f"split={self.split!r}; pass three positive shares")
         if len(np.unique(groups)) < 3:
@@ -298,12 +337,14 @@ class ConfidenceEngine(BaseEstimator):
                 np.concatenate((gf, ge[take])),
             )
             tf = np.concatenate((tf, te[take]))
-        self.fusion_ = FusionClassifier(**{"monotone": MONOTONE, **(self.fusion_params or {})})
+        kept = self.feature_names_
+        monotone = {k: v for k, v in MONOTONE.items() if k in set(kept)}
+        self.fusion_ = FusionClassifier(**{"monotone": monotone, **(self.fusion_params or {})})
         self.fusion_.fit(
-            Xf,
+            self._model_rows(Xf),
             yf,
             groups=gf,
-            feature_names=list(FEATURE_NAMES),
+            feature_names=list(kept),
             sample_weight=balance_weights(yf, tf, self.balance),
         )
         self._fit_calibrator(X[cal_m], y[cal_m], groups[cal_m], self.calibrator)
@@ -314,7 +355,9 @@ class ConfidenceEngine(BaseEstimator):
         self.schema_ = schema
         # every labelled document (its raw feature rows, not the fusion's scores: the fusion
         # split is as much "in domain" as the others), calibrated per schema
-        self.domain_ = self._domain_reference(X, groups, row_schema_keys(groups, fields, types))
+        self.domain_ = self._domain_reference(
+            self._model_rows(X), groups, row_schema_keys(groups, fields, types)
+        )
         self.field_types_seen_ = sorted({str(t) for t in types})
         self.metrics_ = {
             "held_out": evaluate_scores(y[thr_m], p_thr),
@@ -329,9 +372,11 @@ class ConfidenceEngine(BaseEstimator):
         return self
 
     def _domain_reference(self, X, groups, schemas) -> DomainReference | None:
-        """Sketch of the training rows, per-schema distances (None when too few documents)."""
-        cols = domain_columns(X)
-        page = document_mask()
+        """Sketch of the training rows (the model's columns, as :meth:`check_domain` reads
+        them), per-schema distances (None when too few documents)."""
+        names = list(getattr(self, "feature_names_", None) or FEATURE_NAMES)
+        cols = domain_columns(X, names)
+        page = document_mask(names)
         ref = DomainReference(
             columns=cols,
             optional_columns=[c for c in cols if page[c]],
@@ -827,7 +872,11 @@ class ConfidenceEngine(BaseEstimator):
         if not isinstance(params["calibrator"], str):
             params["calibrator"] = persistence.kind_of(params["calibrator"]).kind
         return {
-            "params": {**params, "split": list(params["split"])},
+            "params": {
+                **params,
+                "split": list(params["split"]),
+                "exclude_features": [str(n) for n in params["exclude_features"]],
+            },
             "feature_names": list(getattr(self, "feature_names_", None) or FEATURE_NAMES),
             "calibrator_signals": self.calibrator_signals_,
             "schema": None if self.schema_ is None else self.schema_.to_dict(),
@@ -840,6 +889,7 @@ class ConfidenceEngine(BaseEstimator):
         """Rebuild the engine's own state (parts are set by :mod:`confidence.persistence`)."""
         params = dict(d["params"])
         params["split"] = tuple(params["split"])
+        params["exclude_features"] = tuple(params.get("exclude_features") or ())
         if params["calibrator"] not in CALIBRATORS:
             raise ModelError(
                 f"unknown calibrator {params['calibrator']!r} (known: "
@@ -886,7 +936,10 @@ class ConfidenceEngine(BaseEstimator):
             )
             raise ModelError(f"{d}: no model folder here; {hint}")
         eng = persistence.load(d, expect=cls)
-        unused = [n for n in FEATURE_NAMES if n not in set(eng.feature_names_)]
+        left_out = {
+            n for n in FEATURE_NAMES if any(fnmatch.fnmatchcase(n, p) for p in eng.exclude_features)
+        }
+        unused = [n for n in FEATURE_NAMES if n not in set(eng.feature_names_) | left_out]
         if unused:
             warnings.warn(
                 f"{d}: the model was trained before {len(unused)} of this extractconf's features "

@@ -349,6 +349,32 @@ def test_balance_by_type_removes_the_type_prior_from_the_fused_score(tmp_path):
         ConfidenceEngine(balance="field").fit(X, y, groups=g, fields=f, field_types=t)
 
 
+def test_excluded_features_are_never_split_on_and_survive_a_save(tmp_path):
+    X, y, g, f, t = _table(n_docs=300)
+    # q_noise copies the label on the training rows: a model allowed to read it would lean on it
+    X[:, COL["q_noise"]] = y + np.random.default_rng(5).normal(0, 0.05, len(y))
+    eng = ConfidenceEngine(target_accuracy=0.9, exclude_features=("q_*",), random_state=1)
+    eng.fit(X, y, groups=g, fields=f, field_types=t)
+    assert not [n for n in eng.feature_names_ if n.startswith("q_")]
+    assert "agree_equal" in eng.feature_names_
+    C = eng.contributions(X[:50])
+    q_cols = [COL[n] for n in FEATURE_NAMES if n.startswith("q_")]
+    assert (C[:, q_cols] == 0).all() and (C[:, COL["agree_equal"]] != 0).any()
+    # the excluded column changes nothing in the scores
+    X2 = X[:50].copy()
+    X2[:, q_cols] = 1 - X2[:, q_cols]
+    np.testing.assert_array_equal(eng.predict_confidence(X2), eng.predict_confidence(X[:50]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "trained before these features existed"
+        back = ConfidenceEngine.load(eng.save(tmp_path / "m"))
+    assert back.exclude_features == ("q_*",) and back.feature_names_ == eng.feature_names_
+    np.testing.assert_allclose(back.predict_confidence(X[:50]), eng.predict_confidence(X[:50]))
+    bad_args = ((("no_such",), "'no_such' names no feature"), ("q_*", "must be an array-like"))
+    for bad, match in bad_args:
+        with pytest.raises(ValueError, match=match):
+            ConfidenceEngine(exclude_features=bad).fit(X, y, groups=g, fields=f, field_types=t)
+
+
 class _EmptyReplies:
     """An LLM client that answers every call with an empty JSON object."""
 

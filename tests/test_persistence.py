@@ -14,7 +14,7 @@ from confidence.calibration import (
     PlattCalibrator,
     ThresholdSelector,
 )
-from confidence.engine import ConfidenceEngine, default_model_dir
+from confidence.engine import ConfidenceEngine, default_model_dir, kept_features
 from confidence.errors import ModelError
 from confidence.features.build import FEATURE_NAMES
 
@@ -196,4 +196,7 @@ def test_shipped_models_load_in_the_current_format(folder):
     d = Path(confidence.sample.__file__).parent / "model" if folder == "sample" else folder
     eng = ConfidenceEngine.load(d)
     assert json.loads((Path(d) / "manifest.json").read_text())["main"] == "engine.json"
-    assert eng.fusion_.n_features_in_ == len(FEATURE_NAMES)
+    # every feature of this release but those the model leaves out on purpose
+    # (ConfidenceEngine(exclude_features=...): the default model's absolute image quality)
+    assert eng.feature_names_ == kept_features(eng.exclude_features)
+    assert eng.fusion_.n_features_in_ == len(eng.feature_names_)

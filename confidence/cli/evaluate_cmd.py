@@ -15,6 +15,7 @@ from confidence.cli._engine_common import (
     open_datasets,
     require_rows,
 )
+from confidence.errors import ExtractConfError
 
 EPILOG = """\
 Writes OUT_DIR/metrics.json, OUT_DIR/scores.jsonl and OUT_DIR/report.html, with the report's
@@ -57,6 +58,14 @@ def register(subparsers) -> None:
     p.add_argument("--calibrator", choices=("isotonic", "platt"), default="isotonic")
     add_guarantee_args(p)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--exclude-features",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="cross-fitted engines leave out these features, as `extractconf train "
+        "--exclude-features` (not with --model)",
+    )
     add_document_args(p)
     p.set_defaults(func=run)
 
@@ -68,6 +77,15 @@ def run(args) -> int:
 
     if args.folds < 2:
         raise DatasetError(f"--folds {args.folds}: pass at least 2")
+    if args.exclude_features:
+        from confidence.engine import kept_features
+
+        if args.model is not None:
+            raise ExtractConfError("--exclude-features is for cross-fitting; a --model has its own")
+        try:
+            kept_features(args.exclude_features)
+        except ValueError as e:
+            raise ExtractConfError(f"--exclude-features: {e}") from e
     check_guarantee_args(args)
     check_out(args.out, folder=True)
     datasets = open_datasets(args.datasets)
@@ -84,6 +102,7 @@ def run(args) -> int:
         calibrator=args.calibrator,
         target_accuracy=args.target_accuracy,
         confidence_level=args.confidence_level,
+        **({"exclude_features": tuple(args.exclude_features)} if args.exclude_features else {}),
     )
     if model is not None:
         result.metrics["evaluation"] = f"model {args.model}"

@@ -14,6 +14,7 @@ from confidence.cli._engine_common import (
     load_table,
     open_datasets,
 )
+from confidence.errors import ExtractConfError
 
 EPILOG = """\
 Documents are split three ways (never cutting a document): the fusion model (LightGBM) learns on
@@ -76,14 +77,27 @@ def register(subparsers) -> None:
         "refit (bagging over documents: steadier scores on unlike documents, 5x the trees, "
         "slower scoring)",
     )
+    p.add_argument(
+        "--exclude-features",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="train the fusion model without these features (names or shell patterns, e.g. "
+        "'q_*' for every image-quality feature; the default model leaves those out)",
+    )
     add_document_args(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from confidence.engine import kept_features
     from confidence.evaluation.crossfit import fit_engine
 
     check_guarantee_args(args)
+    try:
+        kept_features(args.exclude_features)
+    except ValueError as e:
+        raise ExtractConfError(f"--exclude-features: {e}") from e
     check_out(args.out, folder=True)
     datasets = open_datasets(args.datasets)
     from confidence.records import load_runs
@@ -108,6 +122,7 @@ def run(args) -> int:
         split=args.split,
         random_state=args.seed,
         fusion_params={"average_folds": True} if args.average_folds else None,
+        exclude_features=tuple(args.exclude_features),
     )
     engine.schema_ = datasets[0].schema if len(datasets) == 1 else None
     engine.metrics_["datasets"] = [str(d.path) for d in datasets]

@@ -65,6 +65,41 @@ def test_train_average_folds_then_score(work, tmp_path):
     assert len(rows) == 300 and all(0 <= r["confidence"] <= 1 for r in rows)
 
 
+def test_train_without_some_features_then_score(work, tmp_path, capsys):
+    """``train --exclude-features``: the model is fitted without them, says so in engine.json,
+    loads without the "trained before these features existed" warning, and scores; a pattern
+    that names no feature is a one-line usage error."""
+    _, ds, runs, common = work
+    m = tmp_path / "noq"
+    assert main(["train", str(ds), "--runs", str(runs), "--out", str(m), "--exclude-features",
+                 "q_*", "lay_page_index", "--target-accuracy", "0.9", *common]) == 0  # fmt: skip
+    meta = json.loads((m / "engine.json").read_text())["data"]
+    assert meta["params"]["exclude_features"] == ["q_*", "lay_page_index"]
+    names = meta["feature_names"]
+    assert not [n for n in names if n.startswith("q_") or n == "lay_page_index"]
+    assert "lay_width" in names and "agree_equal" in names
+    fusion = json.loads((m / "fusion.json").read_text())["data"]
+    assert not any(n.startswith("q_") for n in fusion["feature_names"])
+    capsys.readouterr()
+    out = tmp_path / "scored.jsonl"
+    assert main(["score", str(ds), "--runs", str(runs), "--model", str(m), "--out", str(out),
+                 *common]) == 0  # fmt: skip
+    assert "trained before" not in capsys.readouterr().err
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 300 and all(0 <= r["confidence"] <= 1 for r in rows)
+    for cmd in (
+        ["train", str(ds), "--runs", str(runs), "--out", str(tmp_path / "bad")],
+        ["evaluate", str(ds), "--runs", str(runs), "--out", str(tmp_path / "bad")],
+    ):
+        assert main([*cmd, "--exclude-features", "no_such_*", *common]) == 2  # fmt: skip
+        err = capsys.readouterr().err
+        assert "--exclude-features: exclude_features: 'no_such_*' names no feature" in err
+        assert not (tmp_path / "bad" / "engine.json").exists()
+    assert main(["evaluate", str(ds), "--runs", str(runs), "--out", str(tmp_path / "ev"),
+                 "--model", str(m), "--exclude-features", "q_*", *common]) == 2  # fmt: skip
+    assert "a --model has its own" in capsys.readouterr().err
+
+
 def test_evaluate_cross_fit(work, capsys):
     root, ds, runs, common = work
     out = root / "eval"
