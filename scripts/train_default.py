@@ -202,6 +202,9 @@ def _split(work: Path, folder: str, lines: list[str], which: str, names: tuple[s
 
 
 def train(work: Path, model_out: Path = MODEL) -> None:
+    if model_out.resolve() == (work / "model").resolve():
+        # train writes its working copy there and regenerates --model-out whole
+        raise SystemExit(f"--model-out must not be {work / 'model'}, the working copy's folder")
     merged, lines = _merge(work, "runs")
     r_merged, r_lines = _merge(work, "receipt-runs")
     _split(work, "synth", lines, "invoices", ("split-train", "split-test"))
@@ -209,6 +212,7 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     cli = [sys.executable, "-m", "confidence.cli"]
     env = dict(os.environ, OMP_THREAD_LIMIT="1")
     tmp_model = work / "model"
+    shutil.rmtree(tmp_model, ignore_errors=True)  # no stale file of an earlier run in the copy
     train_sets = [str(work / "split-train"), str(work / "split-rtrain")]
     runs = [str(merged), str(r_merged)]
     f_merged, f_lines = None, []

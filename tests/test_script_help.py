@@ -51,3 +51,19 @@ def test_run_all_refuses_an_unknown_benchmark():
     )
     assert done.returncode == 2
     assert "no such benchmark: no_such_benchmark" in done.stderr
+
+
+def test_train_default_refuses_to_write_the_model_over_its_working_copy(tmp_path):
+    # `train --model-out WORK/model` once trained into WORK/model, then regenerated --model-out
+    # whole, deleting what it had just trained, and failed on a missing manifest.
+    done = subprocess.run(
+        [sys.executable, "scripts/train_default.py", "train", "--work", str(tmp_path),
+         "--model-out", str(tmp_path / "model")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "--model-out must not be" in done.stderr
+    assert not (tmp_path / "model").exists()

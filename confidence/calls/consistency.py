@@ -12,6 +12,8 @@ with such fields gets the check; a role taken by two fields is ambiguous and lef
   that applies (``None``: a role missing from the schema, a value absent or unreadable).
 * :func:`choose_jointly` — from scored options per field, the assignment with the best summed
   score plus a bonus per satisfied relation; searched over the top few options per field.
+* :func:`cash_rounded` — the total a receipt was rounded to for cash payment ("Total 127.37",
+  "Rounding -0.02", "Total after rounding 127.35"): printed under the total it rounds.
 
 Amounts are read with :func:`~confidence.documents.normalize.parse_amount`, rates with
 :func:`~confidence.documents.normalize.parse_percent`, dates with
@@ -41,6 +43,7 @@ __all__ = [
     "RELATIONS",
     "JointChoice",
     "Relation",
+    "cash_rounded",
     "choose_jointly",
     "field_roles",
     "relation_checker",
@@ -367,3 +370,56 @@ def choose_jointly(
         score = max((float(s) for v, s in options[name] if v == value), key=_clean)
         out[name] = JointChoice(value, score, flags.get(name))
     return out
+
+
+def cash_rounded(
+    chosen: tuple[str | None, int | None],
+    candidates: Sequence[tuple[str | None, int | None]],
+    *,
+    step: str = "0.05",
+    top_k: int = 6,
+) -> tuple[str, int] | None:
+    """The amount a chosen total was rounded to for cash payment, when the page prints it.
+
+    Where coins below ``step`` are not in use (0.05 in many currencies), a receipt prints the
+    total, a rounding line and the amount paid: ``Total 127.37`` / ``Rounding -0.02`` /
+    ``Total after rounding 127.35``. The amount paid is a multiple of ``step`` less than one
+    ``step`` away from the total, printed on a later line. Returns that candidate (the first in
+    rank order among the top ``top_k`` of ``candidates``, each ``(value, line)``), or ``None``
+    when the chosen total is already a multiple of ``step`` or no such candidate follows it.
+
+    Examples
+    --------
+    >>> cands = [("127.37", 10), ("150.00", 14), ("127.35", 12), ("127.37", 16)]
+    >>> cash_rounded(("127.37", 10), cands)
+    ('127.35', 12)
+    >>> cash_rounded(("127.35", 12), cands) is None  # already rounded
+    True
+    >>> cash_rounded(("127.37", 13), cands) is None  # nothing rounded printed under it
+    True
+    """
+    value, line = chosen
+    unit = Decimal(step)
+    x = _amount(value)
+    if x is None or line is None or x % unit == 0:
+        return None
+    for v, li in list(candidates)[:top_k]:
+        y = _amount(v)
+        if (
+            y is not None
+            and li is not None
+            and li > line
+            and y % unit == 0
+            and 0 < abs(x - y) < unit
+        ):
+            return v, li
+    return None
+
+
+def _amount(text: str | None) -> Decimal | None:
+    if not text:
+        return None
+    try:
+        return parse_amount(text)
+    except (ValueError, ArithmeticError):
+        return None

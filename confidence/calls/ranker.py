@@ -31,14 +31,30 @@ from sklearn.utils.validation import check_is_fitted
 
 from confidence import __version__, persistence
 from confidence.calls.candidates import Candidate, repair_date
-from confidence.calls.consistency import choose_jointly
+from confidence.calls.consistency import cash_rounded, choose_jointly, field_roles
+from confidence.calls.parties import choose_parties
 from confidence.calls.ranker_features import FEATURES, PageContext, field_pool, pool_features
 from confidence.datasets.matching import is_correct
 from confidence.documents.lines import Line
 from confidence.errors import ModelError
 from confidence.schema import Schema
 
-__all__ = ["CandidateRanker", "RankedCandidate", "default_ranker", "training_groups"]
+__all__ = [
+    "CASH_ROUNDING",
+    "PARTY_BONUS",
+    "PARTY_OVERLAP",
+    "CandidateRanker",
+    "RankedCandidate",
+    "default_ranker",
+    "training_groups",
+]
+
+#: Log-probability bonus of a (name, address) pair whose address starts under the name in its
+#: text block, and the penalty of an address span holding the name's line (:meth:`read`).
+PARTY_BONUS = 1.0
+PARTY_OVERLAP = 1.0
+#: Read the amount paid as the cash-rounded total printed under the total (:meth:`read`).
+CASH_ROUNDING = True
 
 
 @dataclass(frozen=True)
@@ -280,17 +296,32 @@ class CandidateRanker(BaseEstimator):
             ]
         memo.clear()
         memo[key] = out
+        self.__dict__["_page"] = (key, ctx)  # read() pairs party names with their addresses
         return out
 
     def read(
-        self, lines: list[Line], schema: Schema, *, joint: bool = True
+        self,
+        lines: list[Line],
+        schema: Schema,
+        *,
+        joint: bool = True,
+        party_bonus: float | None = None,
+        party_overlap: float | None = None,
+        cash_rounding: bool | None = None,
     ) -> dict[str, RankedCandidate]:
         """The chosen candidate of every field (``value=None``: absent).
 
         ``joint=True`` chooses the amount and date fields together
         (:func:`confidence.calls.consistency.choose_jointly` over the ranker's log-probabilities):
         an assignment where net + tax = gross and due >= issue beats independent top-1 picks
-        that are only slightly more probable. ``joint=False`` takes each field's top candidate.
+        that are only slightly more probable; and a party's name and address together
+        (:func:`confidence.calls.parties.choose_parties`, ``party_bonus`` / ``party_overlap``,
+        default :data:`PARTY_BONUS` / :data:`PARTY_OVERLAP`): an address that starts under the
+        chosen name in its block beats one elsewhere, an address span holding the name's line
+        loses. The amount paid (the ``due`` role, else ``gross``) is the cash-rounded total when the
+        page prints one under the chosen total and no sum ties the total
+        (:func:`confidence.calls.consistency.cash_rounded`; ``cash_rounding``, default
+        :data:`CASH_ROUNDING`). ``joint=False`` takes each field's top candidate.
         """
         ranked = self.rank(lines, schema)
         if not joint:
@@ -299,9 +330,42 @@ class CandidateRanker(BaseEstimator):
             k: [(c.value, math.log(max(c.prob, 1e-12))) for c in v] for k, v in ranked.items()
         }
         chosen = choose_jointly(schema, options)
-        return {
+        out = {
             k: next((c for c in v if c.value == chosen[k].value), v[0]) for k, v in ranked.items()
         }
+        if CASH_ROUNDING if cash_rounding is None else cash_rounding:
+            roles = {r: n for n, r in field_roles(schema).items()}
+            total = roles.get("due", roles.get("gross"))
+            if total is not None and chosen[total].consistent is not True:
+                top = out[total]
+                # the total may be printed again lower down (a tax summary): its first line counts
+                first = min(
+                    (ln.index for ln in lines if top.value and top.value in ln.text),
+                    default=top.line,
+                )
+                got = cash_rounded(
+                    (top.value, first if top.line is None else min(first, top.line)),
+                    [(c.value, c.line) for c in ranked[total]],
+                )
+                if got is not None:
+                    out[total] = next(c for c in ranked[total] if (c.value, c.line) == got)
+        page = self.__dict__.get("_page")
+        ctx = (
+            page[1]
+            if page and page[0] == (schema, tuple(lines))
+            else PageContext.build(lines, schema)
+        )
+        out.update(
+            choose_parties(
+                schema,
+                ranked,
+                ctx.by_index,
+                ctx.blocks,
+                bonus=PARTY_BONUS if party_bonus is None else party_bonus,
+                overlap_penalty=PARTY_OVERLAP if party_overlap is None else party_overlap,
+            )
+        )
+        return out
 
     def top_candidates(
         self, lines: list[Line], schema: Schema, k: int = 4

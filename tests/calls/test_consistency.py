@@ -195,3 +195,43 @@ def test_never_raises_and_returns_one_of_the_options(opts):
             assert c.value in [v for v, _ in opts[name]]
         else:
             assert c.value is None
+
+
+# --------------------------------------------------------------------------- cash rounding
+
+
+def test_cash_rounded_total_hand_computed():
+    from confidence.calls.consistency import cash_rounded
+
+    cands = [("127.37", 10), ("150,00", 14), ("127.35", 12), ("-0.02", 11)]
+    assert cash_rounded(("127.37", 10), cands) == ("127.35", 12)
+    assert cash_rounded(("127.35", 12), cands) is None  # a multiple of 0.05 already
+    assert cash_rounded(("127.37", 12), cands) is None  # the rounded amount is not under it
+    assert cash_rounded(("127.37", 10), [("127.30", 12), ("127.25", 13)]) is None  # 0.07, 0.12
+    # rounded down or up, the first in rank order within one step
+    assert cash_rounded(("127.37", 10), [("127.30", 12), ("127.40", 13)]) == ("127.40", 13)
+    assert cash_rounded(("14,38", 3), [("14,40", 5)]) == ("14,40", 5)  # decimal commas
+    assert cash_rounded(("9.97", 3), [("10.00", 5)], step="0.10") == ("10.00", 5)
+    assert cash_rounded((None, None), cands) is None
+    assert cash_rounded(("12.37", 3), [("12.35", 5)], top_k=0) is None
+
+
+@given(
+    cents=st.integers(min_value=1, max_value=10**7),
+    later=st.booleans(),
+)
+@settings(max_examples=200, deadline=None)
+def test_cash_rounded_returns_a_multiple_of_the_step_within_one_step(cents, later):
+    from decimal import Decimal
+
+    from confidence.calls.consistency import cash_rounded
+
+    x = Decimal(cents) / 100
+    y = (x * 20).quantize(Decimal(1)) / 20
+    cands = [(f"{y:.2f}", 5 if later else 1), (f"{x + 1:.2f}", 6)]
+    got = cash_rounded((f"{x:.2f}", 3), cands)
+    if x % Decimal("0.05") == 0 or not later:
+        assert got is None
+    else:
+        assert got == (f"{y:.2f}", 5)
+        assert Decimal(got[0]) % Decimal("0.05") == 0 and abs(Decimal(got[0]) - x) < Decimal("0.05")

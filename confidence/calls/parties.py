@@ -1,0 +1,180 @@
+"""Joint choice of a party's name and address: the name heads the address block it names.
+
+An invoice prints each party (issuer, customer) as a block: the name, then the address lines
+under it. A reading that picks the name and the address on their own may take the customer's
+name with the issuer's address, or an address span that starts on the name line (the name read
+twice, once as the address's first line). For every party whose name *and* address are schema
+fields (by concept, :func:`confidence.documents.vocab.field_concept`: ``customer_name`` with
+``customer_address``, ``vendor_name`` with ``vendor_address``), :func:`choose_parties` picks the
+pair with the best summed ranker log-probability plus ``bonus`` when the address starts one or
+two lines under the name in the name's own text block, minus ``overlap_penalty`` when the
+address span contains the name's line. Either field may stay absent (no bonus, no penalty).
+
+The module only reads layout (line indices and text blocks); it knows no vocabulary.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from confidence.documents.lines import Line
+from confidence.documents.text import fold_text
+from confidence.documents.vocab import field_concept
+from confidence.schema import Schema
+
+__all__ = ["PARTIES", "address_lines", "choose_parties", "pair_relation", "party_fields"]
+
+PARTIES = ("customer", "vendor")
+
+
+class _Ranked(Protocol):
+    value: str | None
+    line: int | None
+    prob: float
+
+
+def party_fields(schema: Schema) -> dict[str, tuple[str, str]]:
+    """Party -> (name field, address field) for the parties the schema has both of, once each.
+
+    Examples
+    --------
+    >>> from confidence.schema import Field
+    >>> s = Schema("s", (Field("company", "text", "shop name"), Field("address", "address"),
+    ...                  Field("total", "amount")))
+    >>> party_fields(s)
+    {'vendor': ('company', 'address')}
+    """
+    by_concept: dict[str, list[str]] = {}
+    for f in schema:
+        c = field_concept(f)
+        if c is not None:
+            by_concept.setdefault(c, []).append(f.name)
+    out: dict[str, tuple[str, str]] = {}
+    for p in PARTIES:
+        names, addrs = by_concept.get(f"{p}_name", []), by_concept.get(f"{p}_address", [])
+        if len(names) == 1 and len(addrs) == 1:
+            out[p] = (names[0], addrs[0])
+    return out
+
+
+def address_lines(
+    value: str, line: int, by_index: Mapping[int, Line], block: Sequence[int] = ()
+) -> set[int]:
+    """Indices of the lines an address value was joined from: its first line, then the lines
+    after it (in its text block, else in reading order) whose text the value contains.
+
+    Examples
+    --------
+    >>> ls = {i: Line(i, t, (0, i / 10, .5, i / 10 + .05), 1, ())
+    ...       for i, t in enumerate(["ACME Ltd", "1 Main St", "Springfield 12345", "TOTAL 9.00"])}
+    >>> sorted(address_lines("1 Main St, Springfield 12345", 1, ls))
+    [1, 2]
+    """
+    folded = fold_text(value)
+    out = {line}
+    order = [i for i in block if i > line] if block else []
+    order += [i for i in range(line + 1, line + 8) if i not in order]
+    for i in order:
+        ln = by_index.get(i)
+        text = fold_text(ln.text).strip() if ln is not None else ""
+        if not text or text not in folded:
+            if block and i in block:
+                continue  # a block line the value skipped; reading order may still continue
+            break
+        out.add(i)
+    return out
+
+
+def pair_relation(
+    name_line: int,
+    address_value: str,
+    address_line: int,
+    by_index: Mapping[int, Line],
+    blocks: Mapping[int, tuple[int, list[int]]],
+) -> int:
+    """+1 when the address starts one or two lines under the name in the name's block, -1 when
+    the address span holds the name's line, else 0.
+
+    Examples
+    --------
+    >>> ls = {i: Line(i, t, (0, i / 10, .5, i / 10 + .05), 1, ())
+    ...       for i, t in enumerate(["ACME Ltd", "1 Main St", "Springfield 12345"])}
+    >>> blocks = {i: (i, [0, 1, 2]) for i in range(3)}
+    >>> pair_relation(0, "1 Main St, Springfield 12345", 1, ls, blocks)
+    1
+    >>> pair_relation(0, "ACME Ltd, 1 Main St", 0, ls, blocks)
+    -1
+    """
+    pos_n, chain = blocks.get(name_line, (0, [name_line]))
+    span = address_lines(address_value, address_line, by_index, chain)
+    if name_line in span:
+        return -1
+    if address_line in chain and 1 <= chain.index(address_line) - pos_n <= 2:
+        return 1
+    return 0
+
+
+def choose_parties(
+    schema: Schema,
+    ranked: Mapping[str, Sequence[_Ranked]],
+    by_index: Mapping[int, Line],
+    blocks: Mapping[int, tuple[int, list[int]]],
+    *,
+    bonus: float = 1.0,
+    overlap_penalty: float = 1.0,
+    top: int = 4,
+) -> dict[str, _Ranked]:
+    """The jointly best (name, address) candidates of every party the schema names both of.
+
+    Parameters
+    ----------
+    schema : Schema
+    ranked : mapping
+        Field name -> its candidates best first (``value``, ``line``, ``prob``; ``value=None``
+        is the absent candidate), as :meth:`CandidateRanker.rank` returns them.
+    by_index, blocks : mapping
+        The page's lines by index and its text blocks (line -> (position, block's lines)).
+    bonus, overlap_penalty : float, default 1.0
+        Added to / taken from the summed log-probabilities of a pair whose address starts under
+        the name in its block / whose address contains the name's line.
+    top : int, default 4
+        Candidates of each field considered.
+
+    Returns
+    -------
+    dict
+        Field name -> chosen candidate, for the fields of the parties found (others absent).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as C
+    >>> from confidence.schema import Field
+    >>> s = Schema("s", (Field("customer_name", "text"), Field("customer_address", "address")))
+    >>> ls = {i: Line(i, t, (0, i / 10, .5, i / 10 + .05), 1, ()) for i, t in
+    ...       enumerate(["Seller GmbH", "9 High Rd, Town 999", "Buyer Ltd", "1 Main St, Town 123"])}
+    >>> blocks = {0: (0, [0, 1]), 1: (1, [0, 1]), 2: (0, [2, 3]), 3: (1, [2, 3])}
+    >>> ranked = {"customer_name": [C(value="Buyer Ltd", line=2, prob=0.6),
+    ...                             C(value=None, line=None, prob=0.4)],
+    ...           "customer_address": [C(value="9 High Rd, Town 999", line=1, prob=0.5),
+    ...                                C(value="1 Main St, Town 123", line=3, prob=0.4)]}
+    >>> {k: c.value for k, c in choose_parties(s, ranked, ls, blocks).items()}
+    {'customer_name': 'Buyer Ltd', 'customer_address': '1 Main St, Town 123'}
+    """
+    out: dict[str, _Ranked] = {}
+    for name_f, addr_f in party_fields(schema).values():
+        names, addrs = list(ranked[name_f])[:top], list(ranked[addr_f])[:top]
+        if not names or not addrs:
+            continue
+        best, best_score = (names[0], addrs[0]), -math.inf
+        for n, a in itertools.product(names, addrs):
+            score = math.log(max(n.prob, 1e-12)) + math.log(max(a.prob, 1e-12))
+            if None not in (n.value, a.value, n.line, a.line):
+                rel = pair_relation(n.line, a.value, a.line, by_index, blocks)
+                score += bonus if rel > 0 else -overlap_penalty if rel < 0 else 0.0
+            if score > best_score + 1e-12:
+                best, best_score = (n, a), score
+        out[name_f], out[addr_f] = best
+    return out

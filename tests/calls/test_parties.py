@@ -1,0 +1,168 @@
+"""Joint choice of a party's name and address (confidence.calls.parties)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace as C
+
+import pytest
+
+from confidence.calls.parties import address_lines, choose_parties, pair_relation, party_fields
+from confidence.calls.ranker import default_ranker
+from confidence.documents.lines import Line
+from confidence.schema import Field, Schema
+from tests.fixtures.pages import page_lines
+
+CUSTOMER = Schema(
+    "c",
+    (
+        Field("customer_name", "text", "Name of the customer billed."),
+        Field("customer_address", "address", "Postal address of the customer billed."),
+    ),
+)
+
+
+def _lines(texts):
+    return {i: Line(i, t, (0.05, 0.1 + i * 0.03, 0.5, 0.12 + i * 0.03), 1, ()) for i, t in texts}
+
+
+def _cand(value, line, prob):
+    return C(value=value, line=line, prob=prob)
+
+
+def test_party_fields_need_a_name_and_an_address_once_each():
+    both = Schema("s", (Field("company", "text", "shop name"), Field("address", "address")))
+    assert party_fields(both) == {"vendor": ("company", "address")}
+    assert party_fields(Schema("s", (Field("company", "text", "shop name"),))) == {}
+    twice = Schema("s", (*both.fields, Field("store_address", "address", "shop address")))
+    assert party_fields(twice) == {}  # two address fields of one party: ambiguous, left out
+
+
+def test_address_lines_follow_the_block_and_stop_at_text_the_value_lacks():
+    by_index = _lines(enumerate(["ACME Ltd", "1 Main St", "Springfield 12345", "TOTAL 9.00"]))
+    assert address_lines("1 Main St, Springfield 12345", 1, by_index) == {1, 2}
+    assert address_lines("ACME Ltd, 1 Main St", 0, by_index) == {0, 1}
+    assert address_lines("Springfield 12345", 2, by_index) == {2}
+
+
+def test_pair_relation_hand_computed():
+    by_index = _lines(enumerate(["ACME Ltd", "(Reg 12345-X)", "1 Main St", "Springfield 12345"]))
+    blocks = {i: (i, [0, 1, 2, 3]) for i in range(4)}
+    assert pair_relation(0, "1 Main St, Springfield 12345", 2, by_index, blocks) == 1  # 2 under
+    assert pair_relation(0, "Springfield 12345", 3, by_index, blocks) == 0  # 3 under: too far
+    assert pair_relation(0, "ACME Ltd (Reg 12345-X) 1 Main St", 0, by_index, blocks) == -1
+    other = {**blocks, 0: (0, [0])}  # the name stands alone: no block to head
+    assert pair_relation(0, "1 Main St, Springfield 12345", 2, by_index, other) == 0
+
+
+def test_joint_choice_hand_computed():
+    by_index = _lines(
+        enumerate(["Seller GmbH", "9 High Rd, Town 999", "Buyer Ltd", "1 Main St, Town 123"])
+    )
+    blocks = {0: (0, [0, 1]), 1: (1, [0, 1]), 2: (0, [2, 3]), 3: (1, [2, 3])}
+    ranked = {
+        "customer_name": [_cand("Buyer Ltd", 2, 0.6), _cand(None, None, 0.4)],
+        "customer_address": [
+            _cand("9 High Rd, Town 999", 1, 0.5),
+            _cand("1 Main St, Town 123", 3, 0.4),
+        ],
+    }
+    got = choose_parties(CUSTOMER, ranked, by_index, blocks, bonus=1.0)
+    assert (got["customer_name"].value, got["customer_address"].value) == (
+        "Buyer Ltd",
+        "1 Main St, Town 123",
+    )
+    # log .6 + log .4 + 1 = -0.40 beats log .6 + log .5 = -1.20; without the bonus it does not
+    got = choose_parties(CUSTOMER, ranked, by_index, blocks, bonus=0.0)
+    assert got["customer_address"].value == "9 High Rd, Town 999"
+    # a bonus smaller than the gap (log .5 - log .4 = 0.22) leaves the independent picks
+    got = choose_parties(CUSTOMER, ranked, by_index, blocks, bonus=0.2)
+    assert got["customer_address"].value == "9 High Rd, Town 999"
+
+
+def test_an_absent_name_gets_no_bonus_and_an_unpaired_schema_is_left_alone():
+    by_index = _lines(enumerate(["Buyer Ltd", "1 Main St, Town 123"]))
+    blocks = {0: (0, [0, 1]), 1: (1, [0, 1])}
+    ranked = {
+        "customer_name": [_cand(None, None, 0.9), _cand("Buyer Ltd", 0, 0.1)],
+        "customer_address": [_cand("1 Main St, Town 123", 1, 0.9)],
+    }
+    got = choose_parties(CUSTOMER, ranked, by_index, blocks, bonus=1.0)
+    assert got["customer_name"].value is None  # log .9 beats log .1 + 1
+    got = choose_parties(CUSTOMER, ranked, by_index, blocks, bonus=3.0)
+    assert got["customer_name"].value == "Buyer Ltd"
+    alone = Schema("s", (CUSTOMER.fields[0],))
+    assert choose_parties(alone, {"customer_name": ranked["customer_name"]}, by_index, blocks) == {}
+
+
+@pytest.mark.parametrize("bonus", [0.0, 1.0, 5.0])
+def test_the_choice_is_among_the_candidates_and_invariant_to_other_fields(bonus):
+    by_index = _lines(enumerate(["Buyer Ltd", "1 Main St, Town 123", "TOTAL 9.00"]))
+    blocks = {0: (0, [0, 1]), 1: (1, [0, 1])}
+    ranked = {
+        "customer_name": [_cand("Buyer Ltd", 0, 0.7), _cand(None, None, 0.3)],
+        "customer_address": [_cand("1 Main St, Town 123", 1, 0.8), _cand(None, None, 0.2)],
+        "total": [_cand("9.00", 2, 1.0)],
+    }
+    got = choose_parties(CUSTOMER, ranked, by_index, blocks, bonus=bonus)
+    assert set(got) == {"customer_name", "customer_address"}
+    assert got["customer_name"] in ranked["customer_name"]
+    assert got["customer_address"] in ranked["customer_address"]
+
+
+def test_the_customer_address_starts_under_the_customer_name():
+    # Without the joint choice the best address span starts on the customer's name line
+    # ("Jane Roe 12 Elm Street ..."): the name would be read twice.
+    lines = page_lines(
+        [
+            (0.05, 0.04, "Northwind Supplies"),
+            (0.05, 0.065, "250 Harbour Road"),
+            (0.05, 0.09, "Portsmouth PO1 2AB"),
+            (0.60, 0.04, "INVOICE"),
+            (0.05, 0.20, "Bill to:"),
+            (0.05, 0.23, "Jane Roe"),
+            (0.05, 0.255, "12 Elm Street"),
+            (0.05, 0.28, "Springfield 12345"),
+            (0.05, 0.50, "Total"),
+            (0.60, 0.50, "120.00"),
+        ]
+    )
+    rk = default_ranker()
+    got = {k: c.value for k, c in rk.read(lines, CUSTOMER).items()}
+    assert got["customer_name"] == "Jane Roe"
+    assert got["customer_address"] is not None and "Elm Street" in got["customer_address"]
+    assert "Harbour" not in got["customer_address"]
+    assert "Jane Roe" not in got["customer_address"]
+    # joint=False keeps each field's own top candidate, whatever it is
+    independent = rk.read(lines, CUSTOMER, joint=False)
+    ranked = rk.rank(lines, CUSTOMER)
+    assert independent["customer_address"] == ranked["customer_address"][0]
+
+
+def test_the_ranker_reads_the_cash_rounded_total_printed_under_the_total():
+    schema = Schema("r", (Field("total", "amount", "Total amount paid."),))
+    lines = page_lines(
+        [
+            (0.05, 0.05, "CORNER CAFE"),
+            (0.05, 0.30, "Latte"),
+            (0.70, 0.30, "12.50"),
+            (0.05, 0.33, "Muffin"),
+            (0.70, 0.33, "14.87"),
+            (0.05, 0.40, "TOTAL"),
+            (0.70, 0.40, "27.37"),
+            (0.05, 0.43, "Rounding Adj"),
+            (0.70, 0.43, "-0.02"),
+            (0.05, 0.46, "Net Payable"),
+            (0.70, 0.46, "27.35"),
+            (0.05, 0.50, "CASH"),
+            (0.70, 0.50, "50.00"),
+            (0.05, 0.53, "CHANGE"),
+            (0.70, 0.53, "22.65"),
+        ]
+    )
+    rk = default_ranker()
+    assert rk.rank(lines, schema)["total"][0].value == "27.37"  # the ranker alone: unrounded
+    assert rk.read(lines, schema, cash_rounding=False)["total"].value == "27.37"
+    assert rk.read(lines, schema)["total"].value == "27.35"  # the amount paid
+    # an invoice whose total is not rounded for cash keeps it
+    plain = [ln for ln in lines if ln.text not in ("Net Payable", "27.35")]
+    assert rk.read(plain, schema)["total"].value == "27.37"
