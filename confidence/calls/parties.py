@@ -9,6 +9,8 @@ fields (by concept, :func:`confidence.documents.vocab.field_concept`: ``customer
 pair with the best summed ranker log-probability plus ``bonus`` when the address starts one or
 two lines under the name in the name's own text block, minus ``overlap_penalty`` when the
 address span contains the name's line. Either field may stay absent (no bonus, no penalty).
+A sender line (``ACME Ltd · 1 Main St, Springfield``) is the named party's: its address is
+reported without the name, and another party's address is not taken from it.
 
 The module only reads layout (line indices and text blocks); it knows no vocabulary.
 """
@@ -126,6 +128,7 @@ def choose_parties(
     bonus: float = 1.0,
     overlap_penalty: float = 1.0,
     top: int = 4,
+    strip_name: bool = True,
 ) -> dict[str, _Ranked]:
     """The jointly best (name, address) candidates of every party the schema names both of.
 
@@ -142,6 +145,12 @@ def choose_parties(
         the name in its block / whose address contains the name's line.
     top : int, default 4
         Candidates of each field considered.
+    strip_name : bool, default True
+        Sender lines (``ACME Ltd · 1 Main St, ...`` over an address window, a letterhead or
+        footer line): when the chosen address's first line begins with the chosen name and goes
+        on, report the candidate without the name if the page offers it; and when it begins
+        with *another* party's chosen name, take the party's best other candidate of the top
+        ``top`` (absent included).
 
     Returns
     -------
@@ -176,5 +185,103 @@ def choose_parties(
                 score += bonus if rel > 0 else -overlap_penalty if rel < 0 else 0.0
             if score > best_score + 1e-12:
                 best, best_score = (n, a), score
-        out[name_f], out[addr_f] = best
+        n, a = best
+        if strip_name:
+            a = _without_name(n, a, ranked[addr_f], by_index)
+        out[name_f], out[addr_f] = n, a
+    pairs = party_fields(schema)
+    if strip_name and len(pairs) > 1:
+        # an address line that begins with another party's name is that party's sender line
+        for name_f, addr_f in pairs.values():
+            own = out[name_f]
+            # a name both parties were read with (one of them wrongly) tells neither apart
+            others = [
+                out[o_name]
+                for o_name, _ in pairs.values()
+                if o_name != name_f and not _same_name(out[o_name], own)
+            ]
+            a = _not_anothers(out[addr_f], ranked[addr_f][:top], others, by_index, blocks)
+            if a is not out[addr_f]:
+                a = _without_name(out[name_f], a, ranked[addr_f], by_index)
+            out[addr_f] = a
     return out
+
+
+def _same_name(a: _Ranked, b: _Ranked) -> bool:
+    """Whether two chosen names are one: the same line, or one's text inside the other's."""
+    if not a.value or not b.value:
+        return False
+    if a.line is not None and a.line == b.line:
+        return True
+    fa, fb = _fold(a.value), _fold(b.value)
+    return bool(fa and fb) and (fa in fb or fb in fa)
+
+
+def _starts_with_name(address: _Ranked, name: _Ranked, by_index: Mapping[int, Line]) -> bool:
+    """Whether the address's first line begins with ``name`` and goes on after it."""
+    if not name.value or not address.value or address.line is None:
+        return False
+    line = by_index.get(address.line)
+    head = _fold(name.value)
+    if line is None or not head:
+        return False
+    text = _fold(line.text)
+    return (
+        text.startswith(head)
+        and len(text) > len(head) + 1
+        and _fold(address.value).startswith(head)
+    )
+
+
+def _not_anothers(
+    address: _Ranked,
+    candidates: Sequence[_Ranked],
+    other_names: Sequence[_Ranked],
+    by_index: Mapping[int, Line],
+    blocks: Mapping[int, tuple[int, list[int]]],
+) -> _Ranked:
+    """``address``, or the best candidate that is not another party's: one that begins with
+    another party's name on its line, or starts one or two lines under it in its block."""
+
+    def anothers(c: _Ranked) -> bool:
+        if c.value is None or c.line is None:
+            return False
+        for o in other_names:
+            if _starts_with_name(c, o, by_index):
+                return True
+            if o.value and o.line is not None:
+                if pair_relation(o.line, c.value, c.line, by_index, blocks) > 0:
+                    return True
+        return False
+
+    if not anothers(address):
+        return address
+    return next((c for c in candidates if not anothers(c)), address)
+
+
+def _fold(text: str) -> str:
+    return " ".join(fold_text(text).split())
+
+
+def _without_name(
+    name: _Ranked, address: _Ranked, candidates: Sequence[_Ranked], by_index: Mapping[int, Line]
+) -> _Ranked:
+    """The address candidate that is ``address`` without the chosen name printed before it on
+    the address's first line (``ACME Ltd · 1 Main St, Springfield``: a sender line over an
+    address window, a letterhead or footer), if the page offers it; else ``address``.
+
+    The name must share that line with the address's own text: a line that is all name may be
+    the address's first line read as a name, and is left alone."""
+    if not name.value or not address.value or address.line is None:
+        return address
+    line = by_index.get(address.line)
+    head, full = _fold(name.value), _fold(address.value)
+    if line is None or not head or not _fold(line.text).startswith(head):
+        return address
+    if len(_fold(line.text)) <= len(head) + 1 or not full.startswith(head):
+        return address
+    rest = full[len(head) :].strip(" .,;:-|/\u00b7\u2022")
+    for c in candidates:
+        if c.value is not None and c is not address and _fold(c.value).strip(" .,;:-") == rest:
+            return c
+    return address

@@ -166,3 +166,159 @@ def test_the_ranker_reads_the_cash_rounded_total_printed_under_the_total():
     # an invoice whose total is not rounded for cash keeps it
     plain = [ln for ln in lines if ln.text not in ("Net Payable", "27.35")]
     assert rk.read(plain, schema)["total"].value == "27.37"
+
+
+VENDOR = Schema(
+    "v",
+    (
+        Field("vendor_name", "text", "Name of the issuer."),
+        Field("vendor_address", "address", "Postal address of the issuer."),
+        Field("total", "amount", "Total amount."),
+    ),
+)
+
+
+def test_the_name_before_the_address_on_its_line_is_left_out():
+    by_index = _lines(enumerate(["ACME Ltd", "ACME Ltd · 1 Main St, Springfield 12345"]))
+    blocks = {0: (0, [0]), 1: (0, [1])}
+    ranked = {
+        "vendor_name": [_cand("ACME Ltd", 0, 0.9)],
+        "vendor_address": [
+            _cand("ACME Ltd · 1 Main St, Springfield 12345", 1, 0.6),
+            _cand("1 Main St, Springfield 12345", 1, 0.3),
+        ],
+    }
+    got = choose_parties(VENDOR, ranked, by_index, blocks)
+    assert got["vendor_address"].value == "1 Main St, Springfield 12345"
+    kept = choose_parties(VENDOR, ranked, by_index, blocks, strip_name=False)
+    assert kept["vendor_address"].value.startswith("ACME Ltd")
+    # not offered without the name: the address stays as read
+    alone = {**ranked, "vendor_address": ranked["vendor_address"][:1]}
+    assert choose_parties(VENDOR, alone, by_index, blocks)["vendor_address"].value.startswith(
+        "ACME"
+    )
+    # a line that is all name is left alone (it may be the address's own first line)
+    by_index2 = _lines(enumerate(["3RD FLR, MALL SC", "JLN JEJAKA 55100"]))
+    ranked2 = {
+        "vendor_name": [_cand("3RD FLR, MALL SC", 0, 0.5)],
+        "vendor_address": [
+            _cand("3RD FLR, MALL SC JLN JEJAKA 55100", 0, 0.6),
+            _cand("JLN JEJAKA 55100", 1, 0.3),
+        ],
+    }
+    blocks2 = {0: (0, [0, 1]), 1: (1, [0, 1])}
+    got2 = choose_parties(VENDOR, ranked2, by_index2, blocks2, bonus=0.0, overlap_penalty=0.0)
+    assert got2["vendor_address"].value == "3RD FLR, MALL SC JLN JEJAKA 55100"
+
+
+# An issuer's letterhead, its sender line over the customer's address window, and a total.
+SENDER_LINE_PAGE = [
+    (0.05, 0.04, "Northwind Supplies Ltd"),
+    (0.60, 0.04, "INVOICE"),
+    (0.05, 0.15, "Northwind Supplies Ltd · 250 Harbour Road, Portsmouth PO1 2AB"),
+    (0.05, 0.18, "Jane Roe"),
+    (0.05, 0.205, "12 Elm Street"),
+    (0.05, 0.23, "Springfield 12345"),
+    (0.05, 0.50, "Total"),
+    (0.60, 0.50, "120.00"),
+]
+
+
+def test_the_ranker_reads_a_sender_line_without_its_name():
+    # A sender line over the address window ("Name · street, town") repeats the issuer's name
+    # before its address; the best address span starts with that name.
+    lines = page_lines(SENDER_LINE_PAGE)
+    rk = default_ranker()
+    assert rk.rank(lines, VENDOR)["vendor_address"][0].value.startswith("Northwind")
+    got = {k: c.value for k, c in rk.read(lines, VENDOR).items()}
+    assert got == {
+        "vendor_name": "Northwind Supplies Ltd",
+        "vendor_address": "250 Harbour Road, Portsmouth PO1 2AB",
+        "total": "120.00",
+    }
+
+
+BOTH = Schema("b", (*VENDOR.fields[:2], *CUSTOMER.fields))
+
+
+def test_another_partys_sender_line_is_not_this_partys_address():
+    by_index = _lines(
+        enumerate(["ACME Ltd", "ACME Ltd · 1 Main St, Springfield 12345", "Jane Roe", "9 Elm St"])
+    )
+    blocks = {0: (0, [0]), 1: (0, [1]), 2: (0, [2, 3]), 3: (1, [2, 3])}
+    ranked = {
+        "vendor_name": [_cand("ACME Ltd", 0, 0.9)],
+        "vendor_address": [
+            _cand("ACME Ltd · 1 Main St, Springfield 12345", 1, 0.6),
+            _cand("1 Main St, Springfield 12345", 1, 0.3),
+        ],
+        "customer_name": [_cand(None, None, 0.6), _cand("Jane Roe", 2, 0.4)],
+        "customer_address": [
+            _cand("ACME Ltd · 1 Main St, Springfield 12345", 1, 0.5),
+            _cand("9 Elm St", 3, 0.3),
+        ],
+    }
+    got = choose_parties(BOTH, ranked, by_index, blocks, bonus=0.0, overlap_penalty=0.0)
+    assert got["vendor_address"].value == "1 Main St, Springfield 12345"
+    assert got["customer_address"].value == "9 Elm St"
+    assert got["customer_name"].value is None  # the names are chosen as before
+    off = choose_parties(BOTH, ranked, by_index, blocks, bonus=0.0, overlap_penalty=0.0,
+                         strip_name=False)  # fmt: skip
+    assert off["customer_address"].value.startswith("ACME Ltd")
+    # with no other candidate the address stays as read
+    only = {**ranked, "customer_address": ranked["customer_address"][:1]}
+    got = choose_parties(BOTH, only, by_index, blocks, bonus=0.0, overlap_penalty=0.0)
+    assert got["customer_address"].value.startswith("ACME Ltd")
+
+
+def test_the_ranker_gives_a_block_headed_by_the_customer_to_the_customer():
+    # The issuer's sender line over the customer's address window. Alone, the ranker reads the
+    # window as the issuer's address too.
+    lines = page_lines(SENDER_LINE_PAGE)
+    rk = default_ranker()
+    ranked = rk.rank(lines, BOTH)
+    assert ranked["vendor_address"][0].value == "12 Elm Street Springfield 12345"
+    got = {k: c.value for k, c in rk.read(lines, BOTH).items()}
+    assert got == {
+        "vendor_name": "Northwind Supplies Ltd",
+        "vendor_address": "250 Harbour Road, Portsmouth PO1 2AB",
+        "customer_name": "Jane Roe",
+        "customer_address": "12 Elm Street Springfield 12345",
+    }
+
+
+def test_an_address_under_another_partys_name_is_not_this_partys():
+    by_index = _lines(enumerate(["ACME Ltd", "1 Main St, Springfield", "Jane Roe", "9 Elm St"]))
+    blocks = {0: (0, [0, 1]), 1: (1, [0, 1]), 2: (0, [2, 3]), 3: (1, [2, 3])}
+    ranked = {
+        "vendor_name": [_cand("ACME Ltd", 0, 0.9)],
+        "vendor_address": [_cand("9 Elm St", 3, 0.7), _cand("1 Main St, Springfield", 1, 0.2)],
+        "customer_name": [_cand("Jane Roe", 2, 0.8)],
+        "customer_address": [_cand("9 Elm St", 3, 0.9)],
+    }
+    # without the bonus the vendor keeps its own best candidate, the customer's block ...
+    off = choose_parties(BOTH, ranked, by_index, blocks, bonus=0.0, strip_name=False)
+    assert off["vendor_address"].value == "9 Elm St"
+    # ... which starts under the customer's name: it is the customer's
+    got = choose_parties(BOTH, ranked, by_index, blocks, bonus=0.0)
+    assert got["vendor_address"].value == "1 Main St, Springfield"
+    assert got["customer_address"].value == "9 Elm St"
+    # a customer read absent claims nothing
+    absent = {**ranked, "customer_name": [_cand(None, None, 0.9)]}
+    got = choose_parties(BOTH, absent, by_index, blocks, bonus=0.0)
+    assert got["vendor_address"].value == "9 Elm St"
+
+
+def test_a_name_both_parties_were_read_with_tells_neither_apart():
+    by_index = _lines(enumerate(["ACME Ltd", "1 Main St, Springfield", "Jane Roe", "9 Elm St"]))
+    blocks = {0: (0, [0, 1]), 1: (1, [0, 1]), 2: (0, [2, 3]), 3: (1, [2, 3])}
+    ranked = {
+        "vendor_name": [_cand("ACME Ltd", 0, 0.9)],
+        "vendor_address": [_cand("1 Main St, Springfield", 1, 0.7), _cand("9 Elm St", 3, 0.2)],
+        "customer_name": [_cand("ACME Ltd", 0, 0.6)],  # read wrongly: the vendor's name
+        "customer_address": [_cand("9 Elm St", 3, 0.6), _cand("1 Main St, Springfield", 1, 0.3)],
+    }
+    got = choose_parties(BOTH, ranked, by_index, blocks, bonus=0.0)
+    # without the check each party would refuse its own address, under the shared name
+    assert got["vendor_address"].value == "1 Main St, Springfield"
+    assert got["customer_address"].value == "9 Elm St"
