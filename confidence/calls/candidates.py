@@ -385,6 +385,28 @@ def _day_month_ok(a: str, b: str) -> bool:
     return (1 <= x <= 31 and 1 <= y <= 12) or (1 <= x <= 12 and 1 <= y <= 31)
 
 
+def possible_date(value: str) -> bool:
+    """Whether a numeric date can be on a calendar: a day and a month in one order or the other,
+    and a four-digit year in :data:`PLAUSIBLE_YEARS`. Dates in other forms (month names) are
+    taken as possible.
+
+    Examples
+    --------
+    >>> possible_date("24/10/2017"), possible_date("2015-19-07"), possible_date("12 May 2018")
+    (True, True, True)
+    >>> possible_date("24/16/2017"), possible_date("64-05-2013"), possible_date("01/02/2617")
+    (False, False, False)
+    """
+    m = _NUMERIC_DATE.fullmatch(value.strip())
+    if m is None:
+        return True
+    iso = m.group(1) is None
+    a, b = (m.group(7), m.group(8)) if iso else (m.group(1), m.group(3))
+    year = m.group(5) if iso else m.group(4)
+    lo, hi = PLAUSIBLE_YEARS
+    return _day_month_ok(a, b) and (len(year) != 4 or lo <= int(year) <= hi)
+
+
 def repair_date(value: str) -> str | None:
     """The one possible reading of a printed date that OCR made impossible, else ``None``.
 

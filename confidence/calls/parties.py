@@ -6,8 +6,8 @@ name with the issuer's address, or an address span that starts on the name line 
 twice, once as the address's first line). For every party whose name *and* address are schema
 fields (by concept, :func:`confidence.documents.vocab.field_concept`: ``customer_name`` with
 ``customer_address``, ``vendor_name`` with ``vendor_address``), :func:`choose_parties` picks the
-pair with the best summed ranker log-probability plus ``bonus`` when the address starts one or
-two lines under the name in the name's own text block, minus ``overlap_penalty`` when the
+pair with the best summed ranker log-probability plus ``bonus`` when the address starts under
+the name in the name's own text block, minus ``overlap_penalty`` when the
 address span contains the name's line. Either field may stay absent (no bonus, no penalty).
 A sender line (``ACME Ltd · 1 Main St, Springfield``) is the named party's: its address is
 reported without the name, and another party's address is not taken from it.
@@ -96,9 +96,14 @@ def pair_relation(
     address_line: int,
     by_index: Mapping[int, Line],
     blocks: Mapping[int, tuple[int, list[int]]],
+    reach: int | None = None,
 ) -> int:
-    """+1 when the address starts one or two lines under the name in the name's block, -1 when
-    the address span holds the name's line, else 0.
+    """+1 when the address starts under the name in the name's text block (at most ``reach``
+    lines under it; ``None``: anywhere below it in the block), -1 when the address span holds
+    the name's line, else 0.
+
+    Lines between the name and the address (a registration or tax number printed under a
+    shop's name) do not part them: the block does.
 
     Examples
     --------
@@ -114,7 +119,8 @@ def pair_relation(
     span = address_lines(address_value, address_line, by_index, chain)
     if name_line in span:
         return -1
-    if address_line in chain and 1 <= chain.index(address_line) - pos_n <= 2:
+    below = chain.index(address_line) - pos_n if address_line in chain else 0
+    if below >= 1 and (reach is None or below <= reach):
         return 1
     return 0
 
@@ -129,6 +135,7 @@ def choose_parties(
     overlap_penalty: float = 1.0,
     top: int = 4,
     strip_name: bool = True,
+    reach: int | None = None,
 ) -> dict[str, _Ranked]:
     """The jointly best (name, address) candidates of every party the schema names both of.
 
@@ -181,7 +188,7 @@ def choose_parties(
         for n, a in itertools.product(names, addrs):
             score = math.log(max(n.prob, 1e-12)) + math.log(max(a.prob, 1e-12))
             if None not in (n.value, a.value, n.line, a.line):
-                rel = pair_relation(n.line, a.value, a.line, by_index, blocks)
+                rel = pair_relation(n.line, a.value, a.line, by_index, blocks, reach)
                 score += bonus if rel > 0 else -overlap_penalty if rel < 0 else 0.0
             if score > best_score + 1e-12:
                 best, best_score = (n, a), score
@@ -241,7 +248,7 @@ def _not_anothers(
     blocks: Mapping[int, tuple[int, list[int]]],
 ) -> _Ranked:
     """``address``, or the best candidate that is not another party's: one that begins with
-    another party's name on its line, or starts one or two lines under it in its block."""
+    another party's name on its line, or starts under it in its block."""
 
     def anothers(c: _Ranked) -> bool:
         if c.value is None or c.line is None:

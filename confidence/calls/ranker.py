@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from confidence import __version__, persistence
-from confidence.calls.candidates import Candidate, repair_date
+from confidence.calls.candidates import Candidate, possible_date, repair_date
 from confidence.calls.consistency import cash_rounded, choose_jointly, field_roles
 from confidence.calls.parties import choose_parties
 from confidence.calls.ranker_features import FEATURES, PageContext, field_pool, pool_features
@@ -43,6 +43,8 @@ __all__ = [
     "CASH_ROUNDING",
     "PARTY_BONUS",
     "PARTY_OVERLAP",
+    "PARTY_REACH",
+    "POSSIBLE_DATE_TOP",
     "CandidateRanker",
     "RankedCandidate",
     "default_ranker",
@@ -53,8 +55,14 @@ __all__ = [
 #: text block, and the penalty of an address span holding the name's line (:meth:`read`).
 PARTY_BONUS = 1.0
 PARTY_OVERLAP = 1.0
+#: How many lines under the name, in its block, an address may start for the pair bonus
+#: (``None``: anywhere below the name in its block).
+PARTY_REACH: int | None = None
 #: Read the amount paid as the cash-rounded total printed under the total (:meth:`read`).
 CASH_ROUNDING = True
+#: A date no calendar has (``24/16/2017``) gives way to the field's best possible date among
+#: its first :data:`POSSIBLE_DATE_TOP` candidates (:meth:`read`); 0 turns it off.
+POSSIBLE_DATE_TOP = 4
 
 
 @dataclass(frozen=True)
@@ -349,6 +357,17 @@ class CandidateRanker(BaseEstimator):
                 )
                 if got is not None:
                     out[total] = next(c for c in ranked[total] if (c.value, c.line) == got)
+        for f in schema:
+            chosen_date = out[f.name].value if f.type == "date" else None
+            if chosen_date is not None and not possible_date(chosen_date):
+                out[f.name] = next(
+                    (
+                        c
+                        for c in ranked[f.name][:POSSIBLE_DATE_TOP]
+                        if c.value is not None and possible_date(c.value)
+                    ),
+                    out[f.name],
+                )
         page = self.__dict__.get("_page")
         ctx = (
             page[1]
@@ -363,6 +382,7 @@ class CandidateRanker(BaseEstimator):
                 ctx.blocks,
                 bonus=PARTY_BONUS if party_bonus is None else party_bonus,
                 overlap_penalty=PARTY_OVERLAP if party_overlap is None else party_overlap,
+                reach=PARTY_REACH,
             )
         )
         return out

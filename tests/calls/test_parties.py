@@ -45,13 +45,39 @@ def test_address_lines_follow_the_block_and_stop_at_text_the_value_lacks():
 
 
 def test_pair_relation_hand_computed():
-    by_index = _lines(enumerate(["ACME Ltd", "(Reg 12345-X)", "1 Main St", "Springfield 12345"]))
-    blocks = {i: (i, [0, 1, 2, 3]) for i in range(4)}
-    assert pair_relation(0, "1 Main St, Springfield 12345", 2, by_index, blocks) == 1  # 2 under
-    assert pair_relation(0, "Springfield 12345", 3, by_index, blocks) == 0  # 3 under: too far
+    by_index = _lines(
+        enumerate(["ACME Ltd", "(Reg 12345-X)", "GST No 0012", "1 Main St", "Springfield 12345"])
+    )
+    blocks = {i: (i, [0, 1, 2, 3, 4]) for i in range(5)}
+    # the address starts under two registration lines, still in the name's block
+    assert pair_relation(0, "1 Main St, Springfield 12345", 3, by_index, blocks) == 1
+    assert pair_relation(0, "1 Main St, Springfield 12345", 3, by_index, blocks, reach=2) == 0
+    assert pair_relation(0, "Springfield 12345", 4, by_index, blocks, reach=3) == 0
+    assert pair_relation(0, "Springfield 12345", 4, by_index, blocks, reach=4) == 1
+    assert pair_relation(2, "ACME Ltd (Reg 12345-X)", 0, by_index, blocks) == 0  # above the name
     assert pair_relation(0, "ACME Ltd (Reg 12345-X) 1 Main St", 0, by_index, blocks) == -1
     other = {**blocks, 0: (0, [0])}  # the name stands alone: no block to head
-    assert pair_relation(0, "1 Main St, Springfield 12345", 2, by_index, other) == 0
+    assert pair_relation(0, "1 Main St, Springfield 12345", 3, by_index, other) == 0
+
+
+def test_an_address_under_registration_lines_keeps_its_name_pair():
+    # A receipt prints registration and tax numbers between the shop's name and its address;
+    # the best address span skips them and must not lose to one that starts on them.
+    texts = ["ACME Hardware", "(Reg 12345-X)", "Tax ID 0012", "1 Main St", "Springfield 12345"]
+    by_index = _lines(enumerate(texts))
+    blocks = {i: (i, list(range(5))) for i in range(5)}
+    schema = Schema("s", (Field("company", "text", "shop name"), Field("address", "address")))
+    ranked = {
+        "company": [_cand("ACME Hardware", 0, 0.9), _cand(None, None, 0.1)],
+        "address": [
+            _cand("1 Main St, Springfield 12345", 3, 0.45),
+            _cand("Tax ID 0012 1 Main St, Springfield 12345", 2, 0.40),
+        ],
+    }
+    got = choose_parties(schema, ranked, by_index, blocks)
+    assert got["address"].value == "1 Main St, Springfield 12345"
+    near = choose_parties(schema, ranked, by_index, blocks, reach=2)  # the rule of stop 43
+    assert near["address"].value == "Tax ID 0012 1 Main St, Springfield 12345"
 
 
 def test_joint_choice_hand_computed():

@@ -668,3 +668,22 @@ def test_a_date_whose_year_ocr_misread_is_read_with_the_one_plausible_year():
     # two repairs fit (1908 -> 1988 or 1998): the printed value stays
     odd = [(0.05, 0.05, "SHOP"), (0.05, 0.10, "Date: 23/03/1908"), (0.05, 0.2, "TOTAL 9.00")]
     assert _read(odd, schema)["date"] in (None, "23/03/1908")
+
+
+def test_a_date_no_calendar_has_gives_way_to_a_possible_one(monkeypatch):
+    import confidence.calls.ranker as ranker_module
+
+    schema = Schema("r", (Field("date", "date", "Date of the purchase."),))
+    page = [
+        (0.05, 0.05, "CORNER SHOP"),
+        (0.05, 0.10, "Date: 24/16/2017"),  # month 16: a misread digit
+        (0.05, 0.2, "TOTAL 9.00"),
+        (0.05, 0.3, "24/10/2017 10:32"),
+    ]
+    monkeypatch.setattr(ranker_module, "POSSIBLE_DATE_TOP", 0)
+    assert _read(page, schema)["date"] == "24/16/2017"  # the ranker alone takes the labelled one
+    monkeypatch.setattr(ranker_module, "POSSIBLE_DATE_TOP", 4)
+    assert _read(page, schema)["date"] == "24/10/2017"
+    # no possible date on the page: the printed one stays, for the engine to doubt
+    alone = [(0.05, 0.05, "CORNER SHOP"), (0.05, 0.10, "Date: 84/10/2017")]
+    assert _read(alone, schema)["date"] == "84/10/2017"
