@@ -153,23 +153,84 @@ def _group_blocks(segments: list[list[dict[str, Any]]]) -> list[int]:
     return [roots.setdefault(find(i), len(roots)) for i in range(len(segments))]
 
 
+# Text turned a quarter: (pdfplumber direction of its characters, of its successive lines) by the
+# sign of the character matrix's b term. b > 0: turned counter-clockwise, read bottom to top.
+_TURNED = {1: ("btt", "ltr"), -1: ("ttb", "rtl")}
+
+
+def _sideways_segments(plumber_page: Any) -> list[list[dict[str, Any]]]:
+    """Runs of text printed a quarter turn from upright (a margin's legal notice or e-mail), one
+    segment per printed line, words in reading order.
+
+    pdfplumber reads every non-upright character top to bottom, so a line turned counter-clockwise
+    came out reversed (``moc.elpmaxe@ofni``). Each direction is read with its own character order;
+    a word's ``size`` is its glyph height across the line (its box's width)."""
+    out: list[list[dict[str, Any]]] = []
+    for sign, (char_dir, line_dir) in _TURNED.items():
+
+        def keep(obj: dict[str, Any], sign: int = sign) -> bool:
+            if obj.get("object_type") != "char":
+                return False
+            b = obj["matrix"][1]
+            return not obj["upright"] and b != 0 and (b > 0) == (sign > 0)
+
+        turned = plumber_page.filter(keep)
+        if not turned.chars:
+            continue
+        words = [
+            {**w, "size": float(w["x1"]) - float(w["x0"])}
+            for w in turned.extract_words(char_dir_rotated=char_dir, line_dir_rotated=line_dir)
+            if w["text"].strip()
+        ]
+        columns: list[list[dict[str, Any]]] = []
+        for w in sorted(words, key=lambda w: (w["x0"] + w["x1"]) / 2):
+            mid = (w["x0"] + w["x1"]) / 2
+            if columns:
+                last = columns[-1]
+                ref = sum((v["x0"] + v["x1"]) / 2 for v in last) / len(last)
+                if abs(mid - ref) <= 0.5 * max(w["size"], last[0]["size"]):
+                    last.append(w)
+                    continue
+            columns.append([w])
+        for col in columns:
+            # reading order along the line; a gap of over 2.5 glyph heights starts a new segment
+            col.sort(key=(lambda w: -w["bottom"]) if sign > 0 else (lambda w: w["top"]))
+            seg = [col[0]]
+            for prev, w in itertools.pairwise(col):
+                gap = prev["top"] - w["bottom"] if sign > 0 else w["top"] - prev["bottom"]
+                if gap > 2.5 * max(prev["size"], 1.0):
+                    out.append(seg)
+                    seg = []
+                seg.append(w)
+            out.append(seg)
+    return out
+
+
 def text_layer_words(plumber_page: Any) -> tuple[list[Word], bool]:
-    """Words of a digital page in reading order, and whether the page should be OCR'd instead."""
+    """Words of a digital page in reading order, and whether the page should be OCR'd instead.
+
+    Text turned a quarter from upright is read in its own direction (:func:`_sideways_segments`)
+    and follows the upright text, one line and block per printed line."""
     width, height = float(plumber_page.width), float(plumber_page.height)
+    upright_page = plumber_page.filter(
+        lambda obj: obj.get("object_type") != "char" or bool(obj["upright"])
+    )
     raw = [
         w
-        for w in plumber_page.extract_words(extra_attrs=["size"], keep_blank_chars=False)
+        for w in upright_page.extract_words(extra_attrs=["size"], keep_blank_chars=False)
         if w["text"].strip()
     ]
+    sideways = _sideways_segments(plumber_page)
     image_area = sum(
         max(0.0, float(im["x1"]) - float(im["x0"]))
         * max(0.0, float(im["bottom"]) - float(im["top"]))
         for im in plumber_page.images
     )
-    scanned = image_area >= _IMAGE_COVER * width * height and len(raw) < _MIN_WORDS_OVER_IMAGE
-    if not raw:
+    n_words = len(raw) + sum(len(s) for s in sideways)
+    scanned = image_area >= _IMAGE_COVER * width * height and n_words < _MIN_WORDS_OVER_IMAGE
+    if not n_words:
         return [], True
-    segments = _group_lines(raw)
+    segments = _group_lines(raw) if raw else []
     blocks = _group_blocks(segments)
     # Blocks in order of their first line's top, then left edge; lines top-down within a block.
     block_key: dict[int, tuple[float, float]] = {}
@@ -182,9 +243,11 @@ def text_layer_words(plumber_page: Any) -> tuple[list[Word], bool]:
         key=lambda i: (block_key[blocks[i]], min(w["top"] for w in segments[i])),
     )
     renumber: dict[int, int] = {}
+    placed = [(segments[i], renumber.setdefault(blocks[i], len(renumber))) for i in order]
+    placed += [(seg, len(renumber) + k) for k, seg in enumerate(sideways)]
     out: list[Word] = []
-    for line_id, i in enumerate(order):
-        for w in segments[i]:
+    for line_id, (segment, block_id) in enumerate(placed):
+        for w in segment:
             bbox = (
                 min(max(float(w["x0"]) / width, 0.0), 1.0),
                 min(max(float(w["top"]) / height, 0.0), 1.0),
@@ -199,7 +262,7 @@ def text_layer_words(plumber_page: Any) -> tuple[list[Word], bool]:
                     ocr_conf=1.0,
                     font_size=None if size is None else round(float(size), 2),
                     line_id=line_id,
-                    block_id=renumber.setdefault(blocks[i], len(renumber)),
+                    block_id=block_id,
                 )
             )
     return out, scanned

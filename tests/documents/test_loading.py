@@ -308,6 +308,38 @@ def test_non_latin_text_pdf(tmp_path):
     assert "Total 88.00" in doc.text and "12345" in doc.text
 
 
+def test_text_turned_a_quarter_in_a_pdf_reads_in_its_own_direction(tmp_path):
+    from reportlab.pdfgen import canvas
+
+    from confidence.documents.lines import document_lines
+
+    path = tmp_path / "margins.pdf"
+    c = canvas.Canvas(str(path), pagesize=(400, 500))
+    c.setFont("Helvetica", 11)
+    c.drawString(40, 450, "INVOICE INV-0042")
+    c.drawString(40, 420, "Total 88.00")
+    c.setFont("Helvetica", 7)
+    for x, y, angle, text in (
+        (390, 60, 90, "Mail accounts@example.com"),  # up the right margin, bottom to top
+        (10, 440, -90, "Reg. no. HRB 1234"),  # down the left margin, top to bottom
+    ):
+        c.saveState()
+        c.translate(x, y)
+        c.rotate(angle)
+        c.drawString(0, 0, text)
+        c.restoreState()
+    c.save()
+    doc = load_document(path)
+    lines = [ln.text for ln in document_lines(doc)]
+    assert lines[:2] == ["INVOICE INV-0042", "Total 88.00"]  # upright text first, as before
+    assert "Mail accounts@example.com" in lines  # was read reversed: moc.elpmaxe@stnuocca
+    assert "Reg. no. HRB 1234" in lines
+    turned = next(w for w in doc.pages[0].words if w.text == "accounts@example.com")
+    x0, y0, x1, y1 = turned.bbox
+    assert x0 > 0.95 and (y1 - y0) > 5 * (x1 - x0)  # where it is printed, a tall box
+    assert turned.font_size == pytest.approx(7, abs=1.5)  # its glyph height, not its advance
+
+
 def test_invalid_options_name_the_fix(invoice_pdf):
     with pytest.raises(ValueError, match="dpi must be between"):
         load_document(invoice_pdf.path, dpi=5)
