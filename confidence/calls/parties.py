@@ -8,7 +8,8 @@ fields (by concept, :func:`confidence.documents.vocab.field_concept`: ``customer
 ``customer_address``, ``vendor_name`` with ``vendor_address``), :func:`choose_parties` picks the
 pair with the best summed ranker log-probability plus ``bonus`` when the address starts under
 the name in the name's own text block, minus ``overlap_penalty`` when the
-address span contains the name's line. Either field may stay absent (no bonus, no penalty).
+address span contains the name's line. Either field may stay absent (no bonus); the name is
+absent at a cost (``absent_penalty``) when a name candidate heads the chosen address's block.
 A sender line (``ACME Ltd · 1 Main St, Springfield``) is the named party's: its address is
 reported without the name, and another party's address is not taken from it.
 
@@ -136,6 +137,7 @@ def choose_parties(
     top: int = 4,
     strip_name: bool = True,
     reach: int | None = None,
+    absent_penalty: float = 0.0,
 ) -> dict[str, _Ranked]:
     """The jointly best (name, address) candidates of every party the schema names both of.
 
@@ -150,6 +152,12 @@ def choose_parties(
     bonus, overlap_penalty : float, default 1.0
         Added to / taken from the summed log-probabilities of a pair whose address starts under
         the name in its block / whose address contains the name's line.
+    absent_penalty : float, default 0.0
+        The cost of an absent name when the chosen address starts under one of the name
+        candidates in that candidate's block: an address block headed by a name prints the
+        party's name, whatever label the page gives it (or none). Once both parties' addresses
+        are chosen, the best heading name that is not another party's chosen name is taken when
+        its pair scores within ``absent_penalty`` of the absent one; the addresses stay.
     top : int, default 4
         Candidates of each field considered.
     strip_name : bool, default True
@@ -211,7 +219,47 @@ def choose_parties(
             if a is not out[addr_f]:
                 a = _without_name(out[name_f], a, ranked[addr_f], by_index)
             out[addr_f] = a
+    if absent_penalty > 0:
+        for name_f, addr_f in pairs.values():
+            if name_f in out:
+                out[name_f] = _heading_name(
+                    out[name_f], out[addr_f], list(ranked[name_f])[:top],
+                    [out[o] for o, _ in pairs.values() if o != name_f and o in out],
+                    by_index, blocks, bonus, absent_penalty, reach,
+                )  # fmt: skip
     return out
+
+
+def _heading_name(
+    name: _Ranked,
+    address: _Ranked,
+    names: Sequence[_Ranked],
+    other_names: Sequence[_Ranked],
+    by_index: Mapping[int, Line],
+    blocks: Mapping[int, tuple[int, list[int]]],
+    bonus: float,
+    penalty: float,
+    reach: int | None,
+) -> _Ranked:
+    """``name``, or, when it is absent and the chosen ``address`` starts under a name candidate
+    in that candidate's block (the block prints the party's name), the best such candidate whose
+    log-probability plus ``bonus`` beats the absent one's minus ``penalty``. A candidate that is
+    another party's chosen name is not this party's."""
+    if name.value is not None or address.value is None or address.line is None:
+        return name
+    heads = [
+        c
+        for c in names
+        if c.value is not None
+        and c.line is not None
+        and not any(_same_name(c, o) for o in other_names)
+        and pair_relation(c.line, address.value, address.line, by_index, blocks, reach) > 0
+    ]
+    if not heads:
+        return name
+    best = max(heads, key=lambda c: c.prob)
+    absent = math.log(max(name.prob, 1e-12)) - penalty
+    return best if math.log(max(best.prob, 1e-12)) + bonus > absent + 1e-12 else name
 
 
 def _same_name(a: _Ranked, b: _Ranked) -> bool:

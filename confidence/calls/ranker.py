@@ -58,6 +58,9 @@ PARTY_OVERLAP = 1.0
 #: How many lines under the name, in its block, an address may start for the pair bonus
 #: (``None``: anywhere below the name in its block).
 PARTY_REACH: int | None = None
+#: Log-probability cost of reading a party's name as absent while the chosen address starts
+#: under one of its name candidates in that candidate's block (the block prints the name).
+PARTY_ABSENT = 1.0
 #: Read the amount paid as the cash-rounded total printed under the total (:meth:`read`).
 CASH_ROUNDING = True
 #: A date no calendar has (``24/16/2017``) gives way to the field's best possible date among
@@ -383,6 +386,7 @@ class CandidateRanker(BaseEstimator):
                 bonus=PARTY_BONUS if party_bonus is None else party_bonus,
                 overlap_penalty=PARTY_OVERLAP if party_overlap is None else party_overlap,
                 reach=PARTY_REACH,
+                absent_penalty=PARTY_ABSENT,
             )
         )
         return out

@@ -120,6 +120,81 @@ def test_an_absent_name_gets_no_bonus_and_an_unpaired_schema_is_left_alone():
     assert choose_parties(alone, {"customer_name": ranked["customer_name"]}, by_index, blocks) == {}
 
 
+def test_a_name_heading_the_chosen_address_block_is_absent_only_at_a_cost():
+    by_index = _lines(enumerate(["Buyer Ltd", "1 Main St, Town 123", "Other Ltd", "Ref 77"]))
+    blocks = {0: (0, [0, 1]), 1: (1, [0, 1]), 2: (0, [2, 3]), 3: (1, [2, 3])}
+    ranked = {
+        "customer_name": [_cand(None, None, 0.75), _cand("Buyer Ltd", 0, 0.25)],
+        "customer_address": [_cand("1 Main St, Town 123", 1, 0.9)],
+    }
+    # absent: log .75 + log .9 = -0.393; named: log .25 + log .9 + 1 (pair) = -0.492
+    got = choose_parties(CUSTOMER, ranked, by_index, blocks, bonus=1.0, absent_penalty=0.0)
+    assert got["customer_name"].value is None
+    # a cost of 0.2 for the absent name under a headed block: -0.593 < -0.492
+    got = choose_parties(CUSTOMER, ranked, by_index, blocks, bonus=1.0, absent_penalty=0.2)
+    assert got["customer_name"].value == "Buyer Ltd"
+    # a name candidate that heads no chosen address (another block) costs nothing when absent
+    ranked["customer_name"][1] = _cand("Other Ltd", 2, 0.25)
+    got = choose_parties(CUSTOMER, ranked, by_index, blocks, bonus=1.0, absent_penalty=5.0)
+    assert got["customer_name"].value is None
+    # the cost never moves the address: a span starting on the name's line (no name heads it)
+    # scores log .8 + log .45 = -1.022 for an absent name, above the headed address's -1.916,
+    # yet the address chosen without the cost (-0.916) stays and takes its name (-1.302)
+    ranked = {
+        "customer_name": [_cand(None, None, 0.8), _cand("Buyer Ltd", 0, 0.2)],
+        "customer_address": [
+            _cand("1 Main St, Town 123", 1, 0.5),
+            _cand("Buyer Ltd 1 Main St, Town 123", 0, 0.45),
+        ],
+    }
+    got = choose_parties(CUSTOMER, ranked, by_index, blocks, bonus=1.0, absent_penalty=1.0)
+    assert (got["customer_name"].value, got["customer_address"].value) == (
+        "Buyer Ltd",
+        "1 Main St, Town 123",
+    )
+    # nor does an absent address make a name's absence cost anything
+    ranked = {
+        "customer_name": [_cand(None, None, 0.75), _cand("Buyer Ltd", 0, 0.25)],
+        "customer_address": [_cand(None, None, 0.9), _cand("1 Main St, Town 123", 1, 0.1)],
+    }
+    got = choose_parties(CUSTOMER, ranked, by_index, blocks, bonus=1.0, absent_penalty=0.2)
+    assert (got["customer_name"].value, got["customer_address"].value) == (None, None)
+
+
+def test_the_ranker_reads_the_name_heading_its_chosen_address(monkeypatch):
+    # CandidateRanker.read: the ranker's own scores (stubbed) find the name absent more likely
+    # (.75 against .25, more than the pair bonus makes up); the name heads the address's block
+    import confidence.calls.ranker as ranker_module
+    from confidence.calls.ranker import RankedCandidate
+
+    lines = page_lines(
+        [(0.05, 0.04, "Northwind"), (0.05, 0.20, "Blue Whale Trading"),
+         (0.05, 0.225, "3 Dock Lane"), (0.05, 0.25, "Bristol BS1 4XY")]
+    )  # fmt: skip
+    at = {ln.text: ln.index for ln in lines}
+    name, addr = at["Blue Whale Trading"], at["3 Dock Lane"]
+    ranked = {
+        "customer_name": [
+            RankedCandidate(None, None, 0.0, 0.75, None),
+            RankedCandidate("Blue Whale Trading", name, -1.1, 0.25, None),
+        ],
+        "customer_address": [
+            RankedCandidate("3 Dock Lane Bristol BS1 4XY", addr, 0.0, 0.9, None),
+            RankedCandidate(None, None, -2.2, 0.1, None),
+        ],
+    }
+    rk = default_ranker()
+    monkeypatch.setattr(rk, "rank", lambda lines, schema: ranked)
+    monkeypatch.setattr(ranker_module, "PARTY_ABSENT", 0.0)
+    assert rk.read(lines, CUSTOMER)["customer_name"].value is None
+    monkeypatch.setattr(ranker_module, "PARTY_ABSENT", 1.0)
+    got = rk.read(lines, CUSTOMER)
+    assert (got["customer_name"].value, got["customer_address"].value) == (
+        "Blue Whale Trading",
+        "3 Dock Lane Bristol BS1 4XY",
+    )
+
+
 @pytest.mark.parametrize("bonus", [0.0, 1.0, 5.0])
 def test_the_choice_is_among_the_candidates_and_invariant_to_other_fields(bonus):
     by_index = _lines(enumerate(["Buyer Ltd", "1 Main St, Town 123", "TOTAL 9.00"]))
@@ -348,3 +423,24 @@ def test_a_name_both_parties_were_read_with_tells_neither_apart():
     # without the check each party would refuse its own address, under the shared name
     assert got["vendor_address"].value == "1 Main St, Springfield"
     assert got["customer_address"].value == "9 Elm St"
+
+
+def test_another_partys_name_heading_the_address_is_not_taken_for_an_absent_name():
+    # The vendor's address was read from the customer's block: the customer's name heads it,
+    # so it is no evidence that the vendor's own name is printed. Pairs: absent log .8 =
+    # -0.223 beats log .2 + 1 = -0.609; the cost would take the name (-0.609 > -1.223).
+    by_index = _lines(enumerate(["Jane Roe", "9 Elm St, Town 77"]))
+    blocks = {0: (0, [0, 1]), 1: (1, [0, 1])}
+    ranked = {
+        "vendor_name": [_cand(None, None, 0.8), _cand("Jane Roe", 0, 0.2)],
+        "vendor_address": [_cand("9 Elm St, Town 77", 1, 0.9)],
+        "customer_name": [_cand("Jane Roe", 0, 0.9)],
+        "customer_address": [_cand("9 Elm St, Town 77", 1, 0.9)],
+    }
+    got = choose_parties(BOTH, ranked, by_index, blocks, bonus=1.0, absent_penalty=1.0)
+    assert got["vendor_name"].value is None
+    assert got["customer_name"].value == "Jane Roe"
+    # with no customer in the schema, the heading name is the vendor's
+    only = {k: v for k, v in ranked.items() if k.startswith("vendor")}
+    got = choose_parties(VENDOR, only, by_index, blocks, bonus=1.0, absent_penalty=1.0)
+    assert got["vendor_name"].value == "Jane Roe"
