@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
+from statistics import median
 
 from confidence.documents.lines import Line, document_lines, rows
 from confidence.documents.patterns import (
@@ -30,7 +32,9 @@ from confidence.documents.patterns import (
     EMAIL_RE,
     ID_RE,
     PERCENT_RE,
+    find_read_as,
     iban_values,
+    repair_digit_run,
 )
 from confidence.documents.text import fold_text
 from confidence.documents.vocab import (
@@ -131,7 +135,7 @@ def _found_candidates(field, finder, lines, row_of, others):
     for i, ln in enumerate(lines):
         prev = lines[i - 1] if i else None
         for v in finder(ln.text):
-            left, above = _context(ln, max(0, ln.text.find(v)), row_of, prev)
+            left, above = _context(ln, max(0, find_read_as(ln.text, v)), row_of, prev)
             out.append(Candidate(v, ln.index, _label_score(field, left, above, others)))
     return out
 
@@ -279,6 +283,73 @@ def _address_candidates(field, lines, row_of, others):
     return out
 
 
+def column_parts(line: Line) -> list[tuple[str, float]]:
+    """The parts of an OCR line that lie in different columns, as ``(text, left x)``.
+
+    OCR joins what one row prints in several columns (an address beside a table of dates) into
+    one line. Words further apart than 2.5 times the line's median word height are taken as in
+    different columns. A line without word boxes is one part.
+
+    Examples
+    --------
+    >>> from confidence.documents.lines import Line
+    >>> from confidence.types import Word
+    >>> ws = (Word("12", (.40, .1, .42, .11)), Word("Main", (.425, .1, .45, .11)),
+    ...       Word("St", (.455, .1, .47, .11)), Word("2015-04-12", (.6, .1, .66, .11)))
+    >>> column_parts(Line(0, "12 Main St 2015-04-12", (.4, .1, .66, .11), 1, ws))
+    [('12 Main St', 0.4), ('2015-04-12', 0.6)]
+    """
+    words = line.words
+    if not words:
+        return [(line.text, line.bbox[0])]
+    gap = 2.5 * median(w.bbox[3] - w.bbox[1] for w in words)
+    parts = [[words[0]]]
+    for a, b in pairwise(words):
+        if b.bbox[0] - a.bbox[2] > gap:
+            parts.append([])
+        parts[-1].append(b)
+    return [(" ".join(w.text for w in p), p[0].bbox[0]) for p in parts]
+
+
+_STREET_HEAD = re.compile(r"\d{1,5}[a-zA-Z]?,?\s+[^\W\d_]{2,}")
+
+
+def _column_block(lines: list[Line], i: int) -> list[Candidate]:
+    """Addresses in one column of rows that OCR joined with other columns (an address beside a
+    table of dates, two parties' blocks side by side): from each part of line ``i`` that looks
+    like a street line, the parts under it that start at the same x, up to a postcode part
+    within two lines, then also with the part after it when that holds only words (a country).
+    Only stacks in which some line has several parts are offered; the others are windows of
+    whole lines already."""
+    ln = lines[i]
+    out: list[Candidate] = []
+    for head, x in column_parts(ln):
+        head = head.strip(" ,")
+        if not (_TRAILING_HOUSE_NUMBER.search(head) or _STREET_HEAD.match(head)):
+            continue
+        split = len(column_parts(ln)) > 1
+        block, found = [head], False
+        for j in range(i + 1, min(i + 4, len(lines))):
+            nxt = lines[j]
+            if nxt.page != ln.page:
+                break
+            parts = column_parts(nxt)
+            part = next((t for t, nx in parts if abs(nx - x) <= 0.01), None)
+            if part is None:
+                break
+            split = split or len(parts) > 1
+            block.append(part.strip(" ,"))
+            if found:  # the part after the postcode part: a country's name
+                if split and re.fullmatch(r"[^\W\d_][^\d]{1,30}", part.strip()):
+                    out.append(Candidate(", ".join(block), ln.index, -1.2))
+                break
+            if _POSTCODE_RE.search(part) and _address_likeness(part) > 0.5:
+                found = True
+                if split:
+                    out.append(Candidate(", ".join(block), ln.index, -1.1))
+    return out
+
+
 def street_blocks(lines: list[Line]) -> list[Candidate]:
     """Address values the windows of :func:`field_candidates` miss, by shape alone.
 
@@ -312,6 +383,7 @@ def street_blocks(lines: list[Line]) -> list[Candidate]:
                     parts = [x.text.strip(" ,") for x in lines[i : j + 1]]
                     out.append(Candidate(", ".join(parts), ln.index, -1.0 - 0.1 * (j - i)))
                     break
+        out.extend(_column_block(lines, i))
         for part in _PART_SEPARATOR.split(ln.text)[1:]:
             if _POSTCODE_RE.search(part) and _address_likeness(part) > 0.9:
                 out.append(Candidate(part.strip(" ,"), ln.index, -1.0))
@@ -513,9 +585,10 @@ def field_candidates(
             # Capitals in the ISO 9362 shape are codes (a BIC), not words: no penalty.
             return 0.0 if BIC_RE.fullmatch(v) else -1.0
 
-        # Tokens, and ids printed in groups after a country code ("GB 382702240").
+        # Tokens, and ids printed in groups after a country code ("GB 382702240"); a letter
+        # OCR printed between two digits is read as the digit (repair_digit_run).
         cands = [
-            c
+            Candidate(repair_digit_run(c.value), c.line, c.score)
             for pattern in (ID_RE, COUNTRY_ID_RE)
             for c in _regex_candidates(field, pattern, lines, row_of, others, id_prior)
             if not DATE_RE.fullmatch(c.value)

@@ -47,6 +47,7 @@ from confidence.documents.patterns import (
     RATE_RE,
     SPACED_ID_RE,
     iban_values,
+    repair_digit_run,
 )
 from confidence.documents.text import fold_text
 from confidence.documents.vocab import (
@@ -131,7 +132,7 @@ def typed_values(field: Field, text: str) -> list[str]:
         vals = [m.group(0) for m in ID_RE.finditer(text) if any(c.isdigit() for c in m.group(0))]
         # An amount, rate or date next to an id-like label is not the id.
         vals = [v.strip(":#.") for v in vals if not _NOT_ID.fullmatch(v.strip(":#."))]
-        return [v for v in vals if v]
+        return [repair_digit_run(v) for v in vals if v]
     t = text.strip(" :")
     return [t] if t and _wordy(t) else []
 
@@ -208,7 +209,7 @@ def _hit_values(field: Field, concept: str, h: LabelHit) -> list[tuple[str, int]
             # Tax ids and references are often printed in groups: "FR 65 501744252".
             m = SPACED_ID_RE.match(text.strip()) or GROUPED_ID_RE.match(text)
             if m and any(c.isdigit() for c in m.group(0)):
-                vals = [m.group(0).strip(), *vals]
+                vals = [repair_digit_run(m.group(0).strip()), *vals]
         out.extend((v, li) for v in vals if '"' not in v and "\\" not in v)
         if out and field.type not in ("percent",):
             break

@@ -43,6 +43,7 @@ from confidence.documents.patterns import (
     EMAIL_RE,
     IBAN_RE,
     PERCENT_RE,
+    find_read_as,
     iban_checksum_ok,
 )
 from confidence.documents.text import fold_text
@@ -400,7 +401,7 @@ def _best_line(ctx: PageContext, f: Field, p: Pooled) -> Line:
     best, key = ctx.by_index[p.line], None
     for i in p.seen_on:
         ln = ctx.by_index.get(i)
-        if ln is None or p.value not in ln.text:
+        if ln is None or find_read_as(ln.text, p.value) < 0:
             continue
         left = _left_text(ctx, ln, p.value)
         s = ctx.label_scores(left)[f.name] if left else (0.0, 0.0, 0.0, 0.0)
@@ -470,7 +471,7 @@ def _label_vector(ctx: PageContext, f: Field, label: str) -> list[float]:
 
 
 def _left_text(ctx: PageContext, ln: Line, value: str) -> str:
-    start = max(0, ln.text.find(value))
+    start = max(0, find_read_as(ln.text, value))
     left = [o.text for o in ctx.row_of.get(ln.index, []) if o.bbox[2] <= ln.bbox[0] + 1e-6]
     left.append(ln.text[:start])
     words = [w for w in " ".join(left).split() if not any(c.isdigit() for c in w)]
@@ -649,7 +650,7 @@ def _value_span(ln: Line, value: str) -> tuple[float, float]:
     for i in range(len(texts) - n + 1):
         if " ".join(texts[i : i + n]) == value:
             return ln.words[i].bbox[0], ln.words[i + n - 1].bbox[2]
-    start = ln.text.find(value)
+    start = find_read_as(ln.text, value)
     if start < 0 or not ln.text:
         return ln.bbox[0], ln.bbox[2]
     w = (ln.bbox[2] - ln.bbox[0]) / len(ln.text)

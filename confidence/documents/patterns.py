@@ -24,6 +24,8 @@ Examples
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from itertools import product
 
 __all__ = [
     "AMOUNT_PATTERN",
@@ -52,8 +54,11 @@ __all__ = [
     "SIGN_BEFORE",
     "SPACED_ID_RE",
     "SPACED_NUMBER",
+    "find_read_as",
     "iban_checksum_ok",
     "iban_values",
+    "repair_digit_run",
+    "repair_iban",
 ]
 
 # ------------------------------------------------------------------------------------- finders
@@ -120,6 +125,149 @@ def iban_checksum_ok(text: str) -> bool:
     return int("".join(str(int(c, 36)) for c in s[4:] + s[:4])) % 97 == 1
 
 
+# BBAN structures of the ISO 13616 registry for countries whose positions are fixed letters or
+# digits ("n" digits, "a" capitals, "c" either), after the country code and check digits.
+# Countries not listed are repaired in the check digits only.
+_BBAN_SHAPES: dict[str, str] = {
+    "AT": "n16", "BE": "n12", "CH": "n5c12", "CZ": "n20", "DE": "n18", "DK": "n14",
+    "EE": "n16", "ES": "n20", "FI": "n14", "FR": "n10c11n2", "GB": "a4n14", "HR": "n17",
+    "HU": "n24", "IE": "a4n14", "IT": "a1n10c12", "LT": "n16", "LU": "n3c13", "MC": "n10c11n2",
+    "NL": "a4n10", "NO": "n11", "PL": "n24", "PT": "n21", "SE": "n20", "SI": "n15", "SK": "n20",
+}  # fmt: skip
+# What OCR prints for a digit it misread as a letter, and the other way round.
+_AS_DIGIT = {"O": "0", "Q": "0", "D": "0", "U": "0", "I": "1", "L": "1", "Z": "2", "S": "589",
+             "G": "6", "T": "7", "B": "8"}  # fmt: skip
+_AS_LETTER = {"0": "OD", "1": "I", "2": "Z", "5": "S", "6": "G", "8": "B"}
+_IBAN_LIKE = re.compile(r"\b[A-Z]{2}[0-9OQDUILZSGTB]{2}[A-Z0-9]*(?: [A-Z0-9]+)*")
+
+
+def _iban_shape(country: str, length: int) -> str:
+    """One class per position of a compact IBAN: ``a`` capital, ``n`` digit, ``c`` either."""
+    spec = _BBAN_SHAPES.get(country)
+    body = "".join(k * int(n) for k, n in re.findall(r"([anc])(\d+)", spec)) if spec else ""
+    if len(body) != length - 4:
+        body = "c" * (length - 4)
+    return "aann" + body
+
+
+def repair_iban(text: str) -> str | None:
+    """``text`` read again as an IBAN whose OCR took some digits for letters or letters for
+    digits (``GBS1``, ``GB51 0WGC``), or None.
+
+    Only characters the IBAN's structure rules out are changed: a letter where the check digits
+    or the country's BBAN (ISO 13616 registry) has a digit, a digit where it has a letter, each
+    through the usual OCR confusions (``O`` for ``0``, ``S`` for ``5``, ...). A repair counts
+    only when exactly one combination passes the mod-97 check (:func:`iban_checksum_ok`); the
+    spacing of ``text`` is kept. Up to four characters are changed; an IBAN that passes with
+    nothing ruled out is returned unchanged (one that passes only by chance with a letter among
+    its digits is repaired like any other).
+
+    Examples
+    --------
+    >>> repair_iban("GBS2 WEST 1234 5698 7654 32"), repair_iban("GB82 VVEST 1234 5698 7654 32")
+    ('GB82 WEST 1234 5698 7654 32', None)
+    >>> repair_iban("DE89 37O4 0044 O532 0130 00"), repair_iban("GB82 WEST 1234 5698 7654 33")
+    ('DE89 3704 0044 0532 0130 00', None)
+    """
+    compact = text.replace(" ", "")
+    country = compact[:2]
+    length = IBAN_LENGTHS.get(country)
+    if not (length or 15 <= len(compact) <= 34) or (length and len(compact) != length):
+        return None
+    if not country.isalpha() or not compact.isalnum() or not compact.isascii():
+        return None
+    shape = _iban_shape(country, len(compact))
+    options: list[tuple[int, str]] = []
+    for i, (ch, kind) in enumerate(zip(compact, shape, strict=True)):
+        if kind == "n" and not ch.isdigit():
+            alt = _AS_DIGIT.get(ch)
+        elif kind == "a" and not ch.isalpha():
+            alt = _AS_LETTER.get(ch)
+        else:
+            continue
+        if not alt:
+            return None
+        options.append((i, alt))
+    if not options:  # nothing the structure rules out: valid as printed, or not repairable
+        return text if iban_checksum_ok(compact) else None
+    if len(options) > 4:
+        return None
+    fits = []
+    for combo in product(*(alt for _, alt in options)):
+        chars = list(compact)
+        for (i, _), ch in zip(options, combo, strict=True):
+            chars[i] = ch
+        if iban_checksum_ok("".join(chars)):
+            fits.append(chars)
+    if len(fits) != 1:
+        return None
+    fixed = iter(fits[0])
+    return "".join(ch if ch == " " else next(fixed) for ch in text)
+
+
+# a Q before a single last digit is a quarter ("2015Q3"), not a misread 0
+_LETTER_IN_DIGITS = re.compile(r"(?<=\d)(?:[OoIlZ]|Q(?=\d\d))(?=\d)")
+_LETTER_AS_DIGIT = str.maketrans("OoQIlZ", "000112")
+
+
+def repair_digit_run(value: str) -> str:
+    """``value`` with a letter OCR printed between two digits read as the digit it resembles
+    (``O`` ``Q`` as 0, ``I`` ``l`` as 1, ``Z`` as 2), in an identifier of four digits or more;
+    anything else is returned unchanged. A ``Q`` needs two digits after it (``2015Q3`` names a
+    quarter), and a bank identifier code (:data:`BIC_RE`: ``XBJZGB48Z53``) has letters among
+    its digits by design. An ``S`` stays: OCR prints it for a 5, an 8 or a 9, and a guess
+    among them would hide the misreading from the confidence engine; :func:`repair_iban`,
+    whose checksum decides, does read it.
+
+    Examples
+    --------
+    >>> repair_digit_run("GB8Q31243367"), repair_digit_run("INV-2O24-0O17")
+    ('GB8031243367', 'INV-2024-0017')
+    >>> repair_digit_run("ORDO86122"), repair_digit_run("FR8S7838"), repair_digit_run("PO019817")
+    ('ORDO86122', 'FR8S7838', 'PO019817')
+    """
+    if sum(c.isdigit() for c in value) < 4 or BIC_RE.fullmatch(value):
+        return value
+    return _LETTER_IN_DIGITS.sub(lambda m: m[0].translate(_LETTER_AS_DIGIT), value)
+
+
+@lru_cache(maxsize=4096)
+def _look_alike(value: str) -> re.Pattern[str]:
+    alike: dict[str, set[str]] = {}
+    for letter, digits in _AS_DIGIT.items():
+        for d in digits:
+            alike.setdefault(letter, set()).add(d)
+            alike.setdefault(d, set()).add(letter)
+    for d, letters in _AS_LETTER.items():
+        for letter in letters:
+            alike.setdefault(d, set()).add(letter)
+            alike.setdefault(letter, set()).add(d)
+    parts = [
+        "[" + re.escape("".join(sorted({c, *alike[c]}))) + "]" if c in alike else re.escape(c)
+        for c in value
+    ]
+    return re.compile("".join(parts))
+
+
+def find_read_as(text: str, value: str) -> int:
+    """Where ``value`` starts in ``text``: its exact position, else that of the first span that
+    differs from it only by OCR look-alikes (a value repaired from a misread print, such as
+    :func:`repair_iban`'s, is found where it was printed); -1 when neither is there.
+
+    Examples
+    --------
+    >>> find_read_as("IBAN GBS2 WEST", "GB82 WEST"), find_read_as("Total 12.50", "12.50")
+    (5, 6)
+    >>> find_read_as("Total 12.50", "99.99")
+    -1
+    """
+    i = text.find(value)
+    if i >= 0 or not value:
+        return i
+    m = _look_alike(value).search(text)
+    return m.start() if m else -1
+
+
 def iban_values(text: str) -> list[str]:
     """IBANs in ``text``: :data:`IBAN_RE` matches, and the longest run of words after a country
     code that passes the mod-97 check, however OCR spaced its groups (it replaces a match that
@@ -140,6 +288,17 @@ def iban_values(text: str) -> list[str]:
                 out = [v for v in out if v == run or iban_checksum_ok(v) or not run.startswith(v)]
                 if run not in out:
                     out.append(run)
+                break
+    for m in _IBAN_LIKE.finditer(text):
+        words = m.group(0).split(" ")
+        for k in range(len(words), 0, -1):
+            run = " ".join(words[:k])
+            fixed = repair_iban(run)
+            if fixed is not None and fixed != run:
+                # the misread print, and any match that stops inside it, gives way to the repair
+                out = [v for v in out if iban_checksum_ok(v) or not run.startswith(v)]
+                if fixed not in out:
+                    out.append(fixed)
                 break
     return out
 

@@ -554,16 +554,9 @@ def _one_block_page(rows, space=0.01):
     """A page whose rows are each one OCR line, parts of a row apart by column gaps; ``space``
     page widths between the words of a part."""
     from confidence.documents.lines import document_lines
-    from confidence.types import Document, Page, Word
+    from tests.fixtures.pages import row_document
 
-    words = []
-    for b, (y, parts) in enumerate(rows):
-        for x, text in parts:
-            for tok in text.split():
-                w = 0.012 * len(tok)
-                words.append(Word(tok, (x, y, x + w, y + 0.02), 1.0, 10.0, line_id=0, block_id=b))
-                x += w + space
-    return document_lines(Document("h", "h.pdf", (Page(1, 850, 1100, tuple(words), "pdf", 100.0),)))
+    return document_lines(row_document(rows, "h", space=space, kind="pdf"))
 
 
 @pytest.mark.parametrize("terms", ["Net 30", "Due on receipt"])
@@ -687,3 +680,89 @@ def test_a_date_no_calendar_has_gives_way_to_a_possible_one(monkeypatch):
     # no possible date on the page: the printed one stays, for the engine to doubt
     alone = [(0.05, 0.05, "CORNER SHOP"), (0.05, 0.10, "Date: 84/10/2017")]
     assert _read(alone, schema)["date"] == "84/10/2017"
+
+
+@pytest.mark.parametrize(
+    "field, printed, reported",
+    [
+        # OCR took the 8 of the check digits for an S: the one reading of the characters the
+        # structure rules out that passes mod 97
+        (
+            Field("iban", "iban", "IBAN of the vendor's bank account."),
+            "IBAN GBS2 WEST 1234 5698 7654 32",
+            "GB82 WEST 1234 5698 7654 32",
+        ),
+        # a Q among the digits of an id is a misread 0
+        (
+            Field("vat_id", "id", "Seller's VAT / tax identification number."),
+            "VAT No: GB8Q31243367",
+            "GB8031243367",
+        ),
+    ],
+)
+def test_a_value_ocr_misread_against_its_structure_is_reported_repaired(field, printed, reported):
+    from confidence.calls.extract import extract_document
+    from tests.fixtures.pages import page_document
+
+    schema = Schema("inv", (Field("invoice_number", "id", "Invoice number."), field))
+    doc = page_document([(0.05, 0.10, "Invoice No: INV-2041"), (0.05, 0.80, printed)])
+    run = extract_document(doc, schema, _Echo())
+    assert run.meta["reported"] == "mapper"
+    assert run.mapper.fields[field.name].value == reported
+    assert run.mapper.fields["invoice_number"].value == "INV-2041"
+
+
+def _column_page():
+    from tests.fixtures.pages import row_document
+
+    # OCR joined the customer's street line with the date column beside it into one line
+    return row_document(
+        [
+            (0.05, [(0.05, "Invoice No: INV-2041")]),
+            (0.14, [(0.05, "Invoice"), (0.40, "Azure Interior"), (0.70, "Date")]),
+            (0.16, [(0.40, "4557 De Silva St"), (0.70, "2015-04-12")]),
+            (0.18, [(0.40, "Fremont CA 94538")]),
+            (0.20, [(0.40, "United States")]),
+            (0.40, [(0.05, "Total 120.00")]),
+        ]
+    )
+
+
+def test_an_address_ocr_joined_with_a_column_beside_it_is_offered_to_the_hunter():
+    from confidence.calls.extract import extract_document
+
+    schema = Schema(
+        "inv",
+        (
+            Field("invoice_number", "id", "Invoice number."),
+            Field("customer_address", "address", "Billing address of the customer."),
+            Field("invoice_date", "date", "Date the invoice was issued."),
+        ),
+    )
+    client = _Echo()
+    run = extract_document(_column_page(), schema, client)
+    assert run.mapper.fields["invoice_date"].value == "2015-04-12"
+    offered = [
+        r["properties"]["customer_address"]["enum"]
+        for r in client.requests
+        if "customer_address" in r["properties"]
+    ]
+    # the address column alone, its lines joined, without the date OCR put on its first line
+    assert offered and "4557 De Silva St, Fremont CA 94538, United States" in offered[0]
+
+
+def test_two_parties_printed_side_by_side_give_one_address_per_column():
+    from confidence.calls.candidates import street_blocks
+    from tests.fixtures.pages import row_document
+
+    doc = row_document(
+        [
+            (0.10, [(0.05, "Acme GmbH"), (0.55, "Beta AG")]),
+            (0.12, [(0.05, "Hauptstr. 5"), (0.55, "Ringweg 12")]),
+            (0.14, [(0.05, "10115 Berlin"), (0.55, "80331 München")]),
+        ]
+    )
+    from confidence.documents.lines import document_lines
+
+    got = [c.value for c in street_blocks(document_lines(doc))]
+    assert "Hauptstr. 5, 10115 Berlin" in got and "Ringweg 12, 80331 München" in got

@@ -215,3 +215,105 @@ def test_a_valid_iban_replaces_the_pattern_match_that_stops_inside_it():
     assert iban_values("IBAN GB82WEST123456987 65432") == ["GB82WEST123456987 65432"]
     # an OCR-damaged IBAN (no run passes the check) keeps the pattern's match
     assert iban_values("IBAN GB82WEST12345698765433") == ["GB82WEST12345698765433"]
+
+
+# OCR letters for digits and digits for letters, as repair_iban undoes them
+_MISREAD_DIGIT = {"0": "OQD", "1": "IL", "2": "Z", "5": "S", "6": "G", "7": "T", "8": "BS"}
+_MISREAD_LETTER = {"O": "0", "D": "0", "I": "1", "Z": "2", "S": "5", "G": "6", "B": "8"}
+
+
+@pytest.mark.parametrize(
+    "printed, read",
+    [
+        ("GBS2 WEST 1234 5698 7654 32", "GB82 WEST 1234 5698 7654 32"),  # check digits
+        ("GB82 VVEST 1234 5698 7654 32", None),  # a letter for a letter: not a shape error
+        ("GB82 W3ST 1234 5698 7654 32", None),  # 3 is no letter OCR confuses
+        ("GB82WEST12345698765432", "GB82WEST12345698765432"),  # already valid
+        ("DE89 37O4 0044 O532 0130 00", "DE89 3704 0044 0532 0130 00"),  # digits-only BBAN
+        ("GB82 WEST 1234 5698 7654 33", None),  # a digit misread as a digit: no shape error
+        ("GB82 WEST 1234 5698 7654", None),  # too short for GB
+        ("XX8S ABCD 1234", None),  # not a country's length, nor 15-34
+    ],
+)
+def test_repair_iban_hand_cases(printed, read):
+    from confidence.documents.patterns import repair_iban
+
+    assert repair_iban(printed) == read
+
+
+@given(
+    st.sampled_from([("GB", 22), ("DE", 22), ("FR", 27), ("NL", 18), ("AT", 20)]),
+    _BBAN,
+    st.lists(st.integers(min_value=0, max_value=26), min_size=1, max_size=3),
+    st.integers(min_value=0, max_value=2),
+)
+def test_a_misread_iban_is_repaired_to_itself_or_not_at_all(country_length, bban, spots, k):
+    """Turning characters the structure rules out into their OCR look-alikes never yields a
+    different valid IBAN: the repair gives the printed IBAN back, or nothing."""
+    from confidence.documents.patterns import _iban_shape, iban_checksum_ok, repair_iban
+
+    country, length = country_length
+    shape = _iban_shape(country, length)
+    bban = "".join(
+        (ch if ch.isdigit() else str(ord(ch) % 10)) if kind == "n" else
+        (ch if ch.isalpha() else "ABCDEFGHIJ"[int(ch)]) if kind == "a" else ch
+        for ch, kind in zip(bban[: length - 4], shape[4:], strict=True)
+    )  # fmt: skip
+    iban = _iban(country, bban)
+    assert iban_checksum_ok(iban)
+    read = list(iban)
+    for i in {s % length for s in spots}:
+        table = _MISREAD_DIGIT if shape[i] == "n" else _MISREAD_LETTER if shape[i] == "a" else {}
+        if iban[i] in table:
+            alts = table[iban[i]]
+            read[i] = alts[k % len(alts)]
+    read = "".join(read)
+    assert repair_iban(read) in (iban, None)
+    if read == iban:
+        assert repair_iban(read) == iban
+
+
+def test_iban_values_offers_the_repair_in_place_of_the_misread_print():
+    from confidence.documents.patterns import iban_values
+
+    assert iban_values("IBAN GBS2 WEST 1234 5698 7654 32 BIC NWBKGB2L") == [
+        "GB82 WEST 1234 5698 7654 32"
+    ]
+    iban = _iban("GB", "OBAN12345698765432")  # a bank code with a letter O
+    misread = iban[:4] + "0" + iban[5:]  # ... printed as a zero
+    assert iban_values(f"Bank {misread} Ltd") == [iban]
+    assert iban_values("IBAN GB82 0EST 1234 5698 7654 32") == ["GB82 0EST 1234 5698 7654 32"]
+
+
+@given(
+    st.text(alphabet="0123456789", min_size=5, max_size=12), st.integers(0, 11), st.integers(0, 5)
+)
+def test_a_digit_misread_as_a_letter_inside_a_digit_run_is_read_back(digits, at, k):
+    from confidence.documents.patterns import repair_digit_run
+
+    i = 1 + at % (len(digits) - 2)  # strictly inside the run, four digits left
+    look = {"0": "Oo", "1": "Il", "2": "Z"}
+    digits = digits[:i] + "012"[k % 3] + digits[i + 1 :]
+    misread = digits[:i] + look[digits[i]][k % len(look[digits[i]])] + digits[i + 1 :]
+    assert repair_digit_run(f"INV-{misread}") == f"INV-{digits}"
+    assert repair_digit_run(f"INV-{digits}") == f"INV-{digits}"  # nothing to repair
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "PO019817",
+        "ORDO86122",
+        "A1I2",
+        "2015Q3",
+        "RE-7S",
+        "12B45678",
+        "FR8S783884057",
+        "ISO 9001",
+        "XBJZGB48Z53",
+    ],
+)
+def test_a_letter_that_is_not_between_two_digits_of_a_long_id_stays(value):
+    from confidence.documents.patterns import repair_digit_run
+
+    assert repair_digit_run(value) == value
