@@ -26,7 +26,7 @@ from confidence.types import Document
 
 __all__ = ["INGEST_VERSION", "DocumentCache", "default_cache_dir"]
 
-INGEST_VERSION = "9"
+INGEST_VERSION = "10"
 """Bump when ingestion output changes (new OCR settings, new Word fields), to invalidate entries.
 
 4: words the page segmentation left unread are re-read (:mod:`confidence.documents._ocr`).
