@@ -386,7 +386,10 @@ def _glyphs_checked(page: OcrPage) -> OcrPage:
     words, n = repair_glyphs(page.gray, page.words)
     if not n:
         return page
-    note = f"{n} word(s) with a letter read where the word prints its zero's glyph"
+    changed = [f"{a.text} -> {b.text}" for a, b in zip(page.words, words, strict=True) if a != b]
+    more = f", and {len(changed) - 5} more" if len(changed) > 5 else ""
+    note = f"{n} word(s) read with a zero where the word prints its zero's glyph"
+    note += f" ({', '.join(changed[:5])}{more})"
     return replace(page, words=words, notes=(*page.notes, note))
 
 

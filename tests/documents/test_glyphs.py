@@ -166,7 +166,7 @@ def test_load_document_reads_the_zero_and_notes_it(misread_scan):
     texts = [w.text for w in doc.pages[0].words]
     assert "FA02/2015/020059" in texts and not any("FAQ" in t for t in texts)
     assert any(t.startswith("PO") for t in texts)  # a real letter O beside digits stays
-    assert any("zero" in n for n in doc.pages[0].notes)
+    assert any("FAQ2/2015/020059 -> FA02/2015/020059" in n for n in doc.pages[0].notes)
 
 
 def test_inspect_shows_the_repair(misread_scan, capsys):
