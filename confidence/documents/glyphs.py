@@ -113,14 +113,15 @@ def _same_glyph(a: tuple, b: tuple) -> bool:
 
 
 def _word_glyphs(gray: np.ndarray, word: Word) -> list | None:
-    """The glyphs of ``word`` one per character (positions relative to the word's box top), or
-    None when they do not pair up with its characters."""
+    """The glyphs of ``word``, one per character (``x`` within the word's crop, ``y`` on the
+    page, so zeros of other words on the line compare), or None when they do not pair up with
+    its characters."""
     h, w = gray.shape[:2]
     x0, y0, x1, y1 = word.bbox
     c0, c1 = max(0, int(x0 * w) - _PAD), min(w, int(np.ceil(x1 * w)) + _PAD)
     r0, r1 = max(0, int(y0 * h) - _PAD), min(h, int(np.ceil(y1 * h)) + _PAD)
     crop = gray[r0:r1, c0:c1]
-    if crop.size == 0 or crop.dtype != np.uint8 or " " in word.text:
+    if crop.size == 0 or crop.ndim != 2 or crop.dtype != np.uint8 or " " in word.text:
         return None
     glyphs = _glyphs(crop)
     if len(glyphs) != len(word.text):

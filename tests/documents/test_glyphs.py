@@ -124,6 +124,26 @@ def test_glyphs_that_cannot_be_told_apart_one_by_one_leave_the_word_alone():
         assert (fixed[0].text, n) == (text, 0)
 
 
+@given(
+    texts=st.lists(st.text(alphabet="OQo0123AB/ ", min_size=1, max_size=10), max_size=4),
+    boxes=st.lists(st.tuples(*[st.floats(0, 1, allow_nan=False)] * 4), min_size=4, max_size=4),
+    seed=st.integers(0, 2**16),
+)
+def test_any_words_on_any_raster_only_ever_turn_o_or_q_into_zero(texts, boxes, seed):
+    """Noise, empty and out-of-page boxes, spaces: nothing raises, nothing else changes."""
+    raster = np.random.default_rng(seed).integers(0, 256, (60, 200), dtype=np.uint8)
+    words = tuple(
+        Word(t, (min(a, c), min(b, d), max(a, c), max(b, d)), 0.5, line_id=i % 2)
+        for i, (t, (a, b, c, d)) in enumerate(zip(texts, boxes, strict=False))
+    )
+    fixed, n = repair_glyphs(raster, words)
+    assert n == sum(a.text != b.text for a, b in zip(words, fixed, strict=True))
+    for a, b in zip(words, fixed, strict=True):
+        assert len(a.text) == len(b.text) and a.bbox == b.bbox
+        for x, y in zip(a.text, b.text, strict=True):
+            assert x == y or (x in SUSPECTS and y == "0")
+
+
 def test_an_empty_box_or_a_word_without_suspects_is_kept():
     page, word = _printed("FA02/2015")
     nothing = replace(word, text="FAQ2/2015", bbox=(0.99, 0.99, 0.995, 0.995))
