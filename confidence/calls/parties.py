@@ -11,7 +11,9 @@ the name in the name's own text block, minus ``overlap_penalty`` when the
 address span contains the name's line. Either field may stay absent (no bonus); the name is
 absent at a cost (``absent_penalty``) when a name candidate heads the chosen address's block.
 A sender line (``ACME Ltd · 1 Main St, Springfield``) is the named party's: its address is
-reported without the name, and another party's address is not taken from it.
+reported without the name, and another party's address is not taken from it. One printed
+address is one party's (``one_owner``): two parties read with the same address leave it to the
+one whose name heads it, and the other reads its own, or none.
 
 The module only reads layout (line indices and text blocks); it knows no vocabulary.
 """
@@ -31,6 +33,8 @@ from confidence.schema import Schema
 __all__ = ["PARTIES", "address_lines", "choose_parties", "pair_relation", "party_fields"]
 
 PARTIES = ("customer", "vendor")
+OWNER_REACH = 3
+"""Lines above an address within which a party's chosen name claims it (besides its block)."""
 
 
 class _Ranked(Protocol):
@@ -138,6 +142,7 @@ def choose_parties(
     strip_name: bool = True,
     reach: int | None = None,
     absent_penalty: float = 0.0,
+    one_owner: bool = True,
 ) -> dict[str, _Ranked]:
     """The jointly best (name, address) candidates of every party the schema names both of.
 
@@ -158,6 +163,13 @@ def choose_parties(
         party's name, whatever label the page gives it (or none). Once both parties' addresses
         are chosen, the best heading name that is not another party's chosen name is taken when
         its pair scores within ``absent_penalty`` of the absent one; the addresses stay.
+    one_owner : bool, default True
+        One printed address is one party's: when two parties were read with addresses joined
+        from a line they share, the party whose chosen name heads it (in the name's block, or at
+        most :data:`OWNER_REACH` lines above it) keeps it, the nearer one when both do; the
+        other takes its best candidate of the top ``top`` that shares no line with it (absent
+        included), without its name on a sender line. An invoice that prints no customer
+        address is then not read with the issuer's. Neither name above it: both keep it.
     top : int, default 4
         Candidates of each field considered.
     strip_name : bool, default True
@@ -219,6 +231,32 @@ def choose_parties(
             if a is not out[addr_f]:
                 a = _without_name(out[name_f], a, ranked[addr_f], by_index)
             out[addr_f] = a
+    if one_owner and len(pairs) > 1:
+        for (n1, a1), (n2, a2) in itertools.combinations(pairs.values(), 2):
+            x, y = out.get(a1), out.get(a2)
+            if x is None or y is None or None in (x.value, y.value, x.line, y.line):
+                continue
+            span1 = address_lines(x.value, x.line, by_index, blocks.get(x.line, (0, []))[1])
+            if not _shares_line(y, span1, by_index, blocks):
+                continue
+            d1 = _lines_above(out.get(n1), x, by_index, blocks, reach)
+            d2 = _lines_above(out.get(n2), y, by_index, blocks, reach)
+            if d1 == d2:
+                continue
+            name_f, addr_f, kept = (n2, a2, x) if d1 < d2 else (n1, a1, y)
+            # the other party's address is printed elsewhere, or not at all
+            span = address_lines(kept.value, kept.line, by_index, blocks.get(kept.line, (0, []))[1])
+            alt = next(
+                (
+                    c
+                    for c in list(ranked[addr_f])[:top]
+                    if not _shares_line(c, span, by_index, blocks)
+                ),
+                out[addr_f],
+            )
+            if alt is not out[addr_f] and strip_name:
+                alt = _without_name(out[name_f], alt, ranked[addr_f], by_index)
+            out[addr_f] = alt
     if absent_penalty > 0:
         for name_f, addr_f in pairs.values():
             if name_f in out:
@@ -228,6 +266,36 @@ def choose_parties(
                     by_index, blocks, bonus, absent_penalty, reach,
                 )  # fmt: skip
     return out
+
+
+def _lines_above(
+    name: _Ranked | None,
+    address: _Ranked,
+    by_index: Mapping[int, Line],
+    blocks: Mapping[int, tuple[int, list[int]]],
+    reach: int | None,
+) -> float:
+    """How far above ``address`` the chosen ``name`` is printed: 0 when the address starts
+    under it in its block, else the lines between them up to :data:`OWNER_REACH`; inf when the
+    name is absent, below the address or further up."""
+    if name is None or name.value is None or name.line is None or address.line is None:
+        return math.inf
+    if pair_relation(name.line, address.value, address.line, by_index, blocks, reach) > 0:
+        return 0.0
+    d = address.line - name.line
+    return float(d) if 0 < d <= OWNER_REACH else math.inf
+
+
+def _shares_line(
+    c: _Ranked,
+    span: set[int],
+    by_index: Mapping[int, Line],
+    blocks: Mapping[int, tuple[int, list[int]]],
+) -> bool:
+    """Whether address candidate ``c`` was joined from any line of ``span``."""
+    if c.value is None or c.line is None:
+        return False
+    return bool(span & address_lines(c.value, c.line, by_index, blocks.get(c.line, (0, []))[1]))
 
 
 def _heading_name(

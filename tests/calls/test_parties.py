@@ -364,7 +364,7 @@ def test_another_partys_sender_line_is_not_this_partys_address():
     assert got["customer_address"].value == "9 Elm St"
     assert got["customer_name"].value is None  # the names are chosen as before
     off = choose_parties(BOTH, ranked, by_index, blocks, bonus=0.0, overlap_penalty=0.0,
-                         strip_name=False)  # fmt: skip
+                         strip_name=False, one_owner=False)  # fmt: skip
     assert off["customer_address"].value.startswith("ACME Ltd")
     # with no other candidate the address stays as read
     only = {**ranked, "customer_address": ranked["customer_address"][:1]}
@@ -398,7 +398,9 @@ def test_an_address_under_another_partys_name_is_not_this_partys():
         "customer_address": [_cand("9 Elm St", 3, 0.9)],
     }
     # without the bonus the vendor keeps its own best candidate, the customer's block ...
-    off = choose_parties(BOTH, ranked, by_index, blocks, bonus=0.0, strip_name=False)
+    off = choose_parties(
+        BOTH, ranked, by_index, blocks, bonus=0.0, strip_name=False, one_owner=False
+    )
     assert off["vendor_address"].value == "9 Elm St"
     # ... which starts under the customer's name: it is the customer's
     got = choose_parties(BOTH, ranked, by_index, blocks, bonus=0.0)
@@ -444,3 +446,46 @@ def test_another_partys_name_heading_the_address_is_not_taken_for_an_absent_name
     only = {k: v for k, v in ranked.items() if k.startswith("vendor")}
     got = choose_parties(VENDOR, only, by_index, blocks, bonus=1.0, absent_penalty=1.0)
     assert got["vendor_name"].value == "Jane Roe"
+
+
+def _one_address_two_parties(customer_alternative):
+    """The vendor's block (name over address) printed at the top, the customer's name further
+    down without an address of its own; both parties read with the vendor's address."""
+    texts = ["ACME Ltd", "1 Main St, Springfield", "Invoice", "Jane Roe", "x"]
+    by_index = _lines(enumerate(texts))
+    blocks = {0: (0, [0, 1]), 1: (1, [0, 1]), 3: (0, [3, 4]), 4: (1, [3, 4])}
+    ranked = {
+        "vendor_name": [_cand("ACME Ltd", 0, 0.9)],
+        "vendor_address": [_cand("1 Main St, Springfield", 1, 0.9)],
+        "customer_name": [_cand("Jane Roe", 3, 0.9)],
+        "customer_address": [
+            _cand("1 Main St, Springfield", 1, 0.6),
+            _cand("ACME Ltd, 1 Main St, Springfield", 0, 0.2),  # the same lines: not hers
+            *customer_alternative,
+        ],
+    }
+    return by_index, blocks, ranked
+
+
+@pytest.mark.parametrize(
+    ("alternative", "expected"),
+    [
+        ([_cand(None, None, 0.1)], None),  # she has no printed address: none is read
+        ([_cand("9 Elm St", 4, 0.05), _cand(None, None, 0.05)], "9 Elm St"),
+    ],
+)
+def test_one_printed_address_is_the_party_s_whose_name_heads_it(alternative, expected):
+    by_index, blocks, ranked = _one_address_two_parties(alternative)
+    got = choose_parties(BOTH, ranked, by_index, blocks)
+    assert got["vendor_address"].value == "1 Main St, Springfield"
+    assert got["customer_address"].value == expected
+    # without the rule both parties are read with the vendor's address
+    off = choose_parties(BOTH, ranked, by_index, blocks, one_owner=False)
+    assert "1 Main St" in off["customer_address"].value
+
+
+def test_an_address_no_chosen_name_heads_stays_with_both():
+    by_index, blocks, ranked = _one_address_two_parties([_cand(None, None, 0.1)])
+    far = {**ranked, "vendor_name": [_cand(None, None, 0.9)]}  # the vendor's name read absent
+    got = choose_parties(BOTH, far, by_index, blocks)
+    assert got["customer_address"].value == got["vendor_address"].value
