@@ -92,6 +92,11 @@ PHRASES: tuple[tuple[str, str, str], ...] = (
     ("ocr_doc_words", "unusual amount of text", "typical amount of text"),
     ("ocr_value_chars", "unusual value length", "typical value length"),
     ("ocr_page_restored", "faint print, read on a restored image", "print read as it lies"),
+    (
+        "ocr_alone_agree",
+        "reads otherwise when read again alone",
+        "reads the same when read again alone",
+    ),
     ("ocr_", "weak OCR evidence", "strong OCR evidence"),
     ("q_local_", "blurry region", "sharp region"),
     ("q_sharpness", "blurry page", "sharp page"),
@@ -140,6 +145,7 @@ _STATES: dict[tuple[str, float], tuple[str, str]] = {
 
 _MISSING = (
     ("lp_", "no token probabilities"),
+    ("ocr_alone_agree", ""),  # most values have no digit to read again: nothing to say
     ("ocr_", "value not located on the page"),
     ("q_local", "value not located on the page"),
     ("q_", "no image-quality measurements"),

@@ -41,12 +41,19 @@ class Word:
         Height of the text in points (1/72 inch): from the PDF, or estimated from the OCR box.
     line_id, block_id : int
         Reading-order line and block the word belongs to (unique within the page).
+    alone : str or None
+        The word read a second time, cut out of the page and read by itself
+        (:mod:`confidence.documents.alone`; ``""`` when that reading found nothing). None when it
+        was not read again: words without a digit, and words from a digital text layer.
 
     Examples
     --------
     >>> w = Word("Total", (0.1, 0.2, 0.2, 0.22), ocr_conf=0.96, font_size=10.0, line_id=3)
     >>> Word.from_dict(w.to_dict()) == w
     True
+    >>> v = Word("12.60", (0.3, 0.2, 0.4, 0.22), ocr_conf=0.93, alone="12.50")
+    >>> Word.from_dict(v.to_dict()) == v, "alone" in w.to_dict()
+    (True, False)
     """
 
     text: str
@@ -55,10 +62,13 @@ class Word:
     font_size: float | None = None
     line_id: int = 0
     block_id: int = 0
+    alone: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["bbox"] = list(self.bbox)
+        if self.alone is None:
+            del d["alone"]  # most words: kept out of caches and JSON output
         return d
 
     @classmethod
@@ -70,6 +80,7 @@ class Word:
             font_size=None if d.get("font_size") is None else float(d["font_size"]),
             line_id=int(d.get("line_id", 0)),
             block_id=int(d.get("block_id", 0)),
+            alone=None if d.get("alone") is None else str(d["alone"]),
         )
 
 

@@ -91,7 +91,7 @@ MONOTONE: dict[str, int] = {
             "lp_m_mean", "lp_m_min", "lp_m_first", "lp_m_margin", "lp_m_top1_rate",
             "ocr_h_score", "ocr_h_conf_mean", "ocr_h_conf_min",
             "ocr_m_score", "ocr_m_conf_mean", "ocr_m_conf_min",
-            "ocr_label_conf", "ocr_page_conf_mean", "val_valid",
+            "ocr_label_conf", "ocr_page_conf_mean", "ocr_alone_agree", "val_valid",
         ),
         1,
     ),

@@ -7,6 +7,15 @@ next to the reported value, whether that page came from a PDF text layer, the pa
 confidence, the document's word count, the reported value's key length, and whether that page's
 words come from a restored raster (faint print read again, ``docs/ingestion.md`` step 8: such a
 page reads legibly but its misread values look as confident as the rest).
+
+``ocr_alone_agree``: of the reported value's words that ingestion read a second time, each cut
+out and read alone (the words with a digit, :mod:`confidence.documents.alone`), the share whose
+second reading says the same letters and digits. A value whose second reading differs has a
+character one of the two readings got wrong (``11/06/2018`` read again ``11/05/2018``) -- the
+misread that OCR confidence, logprobs and the Hunter/Mapper agreement all miss, since every
+reading downstream reads the same OCR text. NaN when none of its words was read again (no
+digit, a digital text layer, the value not found on the page, or a page ingested before
+ingestion version 11).
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from __future__ import annotations
 import math
 
 from confidence.documents import FAINT_PRINT_NOTE
+from confidence.documents.alone import agrees
 from confidence.documents.page_index import Label, Match
 from confidence.documents.search import DocumentIndex
 from confidence.documents.text import fold
@@ -29,6 +39,7 @@ NAMES: tuple[str, ...] = (
     "ocr_doc_words_log",
     "ocr_value_chars",
     "ocr_page_restored",
+    "ocr_alone_agree",
 )
 _NAN = math.nan
 
@@ -77,4 +88,16 @@ def values(
     out.append(math.log1p(index.n_words))
     out.append(float(len(fold(reported))) if reported is not None else _NAN)
     out.append(restored)
+    out.append(_alone_agree(index, reported_match))
     return out
+
+
+def _alone_agree(index: DocumentIndex, match: Match | None) -> float:
+    """Share of the matched words read again alone whose second reading agrees (NaN: none)."""
+    if match is None or not index.pages:
+        return _NAN
+    words = index.pages[match.page].page.words
+    again = [words[i] for i in match.indices if words[i].alone is not None]
+    if not again:
+        return _NAN
+    return sum(agrees(w.text, w.alone) for w in again) / len(again)

@@ -398,7 +398,10 @@ no `--model` is given. Rebuild it with `scripts/train_default.py` (synth -> extr
   value-kind and page-arithmetic candidate features since 2026-12-03, `docs/calls.md`; its
   value-kinds classifier knows the names and addresses of 20 more Faker locales; the candidates
   and pages of 2026-12-06: pages of ingestion version 8, faint print read again restored,
-  digit-heavy payment terms, labels after narrow column gaps) for the
+  digit-heavy payment terms, labels after narrow column gaps; the runs whose reading changed
+  since, with ingestion versions 9-10 and the address rule of 2026-12-07, extracted again; the
+  features read pages of ingestion version 11, whose words with a digit are also read alone,
+  `docs/ingestion.md`) for the
   **{n_runs}**
   documents extracted so far
   (`scripts/default_runs.jsonl.xz` in the source repository, the exact runs used; documents

@@ -13,7 +13,7 @@ import pytest
 
 from confidence import ConfidenceEngine, Dataset
 from confidence.features.build import FEATURE_NAMES
-from confidence.routing import _MISSING, PHRASES, reasons
+from confidence.routing import _MISSING, PHRASES, phrase, reasons
 from confidence.sample import dataset_dir
 
 DIGITAL = "synth-7-00001"
@@ -109,3 +109,50 @@ def test_the_shipped_model_knows_every_feature_and_reads_restored_pages(recwarn)
         for d in (doc, faded)
     )
     assert plain_s != faded_s
+
+
+def test_a_value_read_otherwise_alone_lowers_its_confidence_and_says_so():
+    """The default model uses ``ocr_alone_agree`` (ingestion version 11): through ``score``, the
+    same reading of a scanned invoice gets a lower confidence when the second reading of its
+    date, read alone, says another date; ``explain`` shows the feature pulling it down, in the
+    words a review reason would use."""
+    engine = ConfidenceEngine.load()
+    assert "ocr_alone_agree" in engine.feature_names_
+    ds = Dataset.open(dataset_dir())
+    rec = next(r for r in ds.records if r.doc_id != DIGITAL)
+    doc = ds.load_document(rec)
+    field = next(f.name for f in ds.schema if f.type == "date" and rec.fields.get(f.name))
+    value = rec.fields[field]
+
+    def second(otherwise: bool):
+        """The document with the date's words read alone as themselves, or each with its
+        digits shifted by one (``2024`` -> ``3135``)."""
+        from confidence.documents.search import document_index
+
+        m = document_index(doc).find(value, "date")
+        assert m is not None
+        page = doc.pages[m.page]
+        words = list(page.words)
+        for i in m.indices:
+            t = words[i].text
+            shifted = "".join(str((int(c) + 1) % 10) if c.isdigit() else c for c in t)
+            words[i] = replace(words[i], alone=shifted if otherwise else t)
+        pages = list(doc.pages)
+        pages[m.page] = replace(page, words=tuple(words))
+        return replace(doc, pages=tuple(pages))
+
+    records = [{"doc_id": rec.doc_id, "fields": dict(rec.fields), "mapper": dict(rec.fields)}]
+    same, otherwise = (
+        next(s for s in engine.score(records, ds.schema, {rec.doc_id: d}) if s.field == field)
+        for d in (second(False), second(True))
+    )
+    assert otherwise.confidence < same.confidence
+    col = FEATURE_NAMES.index("ocr_alone_agree")
+    row = [s.field for s in engine.score(records, ds.schema, {rec.doc_id: doc})].index(field)
+    pushes = [
+        engine.explain(records, ds.schema, {rec.doc_id: d}).values[row, col]
+        for d in (second(False), second(True))
+    ]
+    assert pushes[1] < 0 <= pushes[0]  # the feature itself pulls the value down
+    # a field sent to review is explained by what pulled it down: this feature's words
+    assert phrase("ocr_alone_agree", 0.0, pushes[1]) == "reads otherwise when read again alone"

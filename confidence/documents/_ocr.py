@@ -44,6 +44,10 @@ the 200 held-out receipts 0.943 → 0.948. Pages with larger text cost nothing m
 Last, a zero that follows letters is often read as the letter it resembles (``FAQ2/2015/...``
 for ``FA02/2015/...``): where the word prints the suspect letter with the very glyph of its own
 zeros, it is read as a zero (:mod:`confidence.documents.glyphs`; the page's notes count them).
+Then every word with a digit is read a second time, cut out and read alone in one more
+tesseract call per page (:mod:`confidence.documents.alone`); the second reading is kept beside
+the first as evidence for the confidence features, and the page's notes count the words it
+reads otherwise. ``enlarge_small_text=False`` skips it with the other second readings.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from confidence.documents.alone import agrees, read_alone
 from confidence.documents.glyphs import repair_glyphs
 from confidence.documents.quality import measure_page
 from confidence.errors import DocumentError
@@ -342,8 +347,9 @@ def ocr_page(
     restore_args = (dpi, lang, timeout, path, page_no, enlarge_small_text)
     page = _read(gray, 0, *args)
     first = _judge(page.words, page.gray.shape)
+    checked = _checker(lang, timeout, path, page_no, enlarge_small_text)
     if first.upright or not page.words:  # blank, or no text to judge by in any orientation
-        return _glyphs_checked(_restored(page, *restore_args))
+        return checked(_restored(page, *restore_args))
     if first.horizontal:
         turns: tuple[int, ...] = (180,)
     elif first.n_long:
@@ -377,7 +383,42 @@ def ocr_page(
             and score > _judge(kept.words, kept.gray.shape).score
         ):
             kept = as_lies
-    return _glyphs_checked(kept)
+    return checked(kept)
+
+
+def _checker(
+    lang: str, timeout: float, path: Path, page_no: int, read_again: bool
+) -> Callable[[OcrPage], OcrPage]:
+    """The checks of a page's final reading: zeros read as letters (:func:`_glyphs_checked`), then
+    the words with a digit read again alone (:func:`_alone_checked`, skipped with
+    ``read_again=False``: one reading per raster)."""
+
+    def check(page: OcrPage) -> OcrPage:
+        page = _glyphs_checked(page)
+        return _alone_checked(page, lang, timeout, path, page_no) if read_again else page
+
+    return check
+
+
+def _alone_checked(page: OcrPage, lang: str, timeout: float, path: Path, page_no: int) -> OcrPage:
+    """``page`` with its words with a digit read a second time, each alone
+    (:func:`confidence.documents.alone.read_alone`), and a note naming those read otherwise."""
+    if not page.words or BLANK_NOTE in page.notes:
+        return page
+
+    def read(canvas: np.ndarray) -> dict:
+        return _run_tesseract(canvas, "--psm 6 --dpi 300", lang, timeout, path, page_no)
+
+    words = read_alone(page.gray, page.words, read)
+    again = [w for w in words if w.alone is not None]
+    if not again:
+        return page
+    differ = [f"{w.text} -> {w.alone or '(nothing)'}" for w in again if not agrees(w.text, w.alone)]
+    note = f"{len(again)} word(s) with a digit read again alone, {len(differ)} read otherwise"
+    if differ:
+        more = f", and {len(differ) - 5} more" if len(differ) > 5 else ""
+        note += f" ({', '.join(differ[:5])}{more})"
+    return replace(page, words=words, notes=(*page.notes, note))
 
 
 def _glyphs_checked(page: OcrPage) -> OcrPage:

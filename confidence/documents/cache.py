@@ -26,7 +26,7 @@ from confidence.types import Document
 
 __all__ = ["INGEST_VERSION", "DocumentCache", "default_cache_dir"]
 
-INGEST_VERSION = "10"
+INGEST_VERSION = "11"
 """Bump when ingestion output changes (new OCR settings, new Word fields), to invalidate entries.
 
 4: words the page segmentation left unread are re-read (:mod:`confidence.documents._ocr`).
@@ -37,7 +37,9 @@ INGEST_VERSION = "10"
 8: a pale page whose grey values barely vary is blank only when no stroke stands out from its
    paper (:func:`confidence.documents.quality.faint_ink`; before, faded receipts were skipped);
    faint print is also read on a smoothed, flattened raster, and a page that read no word at all
-   is restored too."""
+   is restored too.
+11: every word with a digit is read a second time, alone (``Word.alone``,
+   :mod:`confidence.documents.alone`)."""
 
 
 def default_cache_dir() -> Path:

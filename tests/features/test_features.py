@@ -387,3 +387,45 @@ def test_a_page_read_on_a_restored_raster_is_a_feature():
         for docs in ({doc.doc_id: doc}, {doc.doc_id: faded}, None)
     ]
     assert got[:2] == [0.0, 1.0] and math.isnan(got[2])
+
+
+def test_a_value_read_otherwise_alone_is_a_feature():
+    """``ocr_alone_agree``: the share of the reported value's words whose second reading alone
+    (``Word.alone``, ingestion version 11) says the same letters and digits; NaN when none of its
+    words was read again, or without the document."""
+    from dataclasses import replace
+
+    from confidence.features.build import record_rows
+    from confidence.readings import CallResult, RunRecord
+    from confidence.schema import Schema
+
+    def with_alone(**alone):
+        doc = make_doc()
+        words = tuple(replace(w, alone=alone.get(w.text)) for w in doc.pages[0].words)
+        return replace(doc, pages=(replace(doc.pages[0], words=words),))
+
+    schema = Schema("s", (Field("when", "date"), Field("who", "text")))
+    reading = CallResult(
+        "mapper", {"when": FieldReading("25/12/2018"), "who": FieldReading("ACME Corp")}
+    )
+    rec = RunRecord("doc-1", reading, reading)
+    col = FEATURE_NAMES.index("ocr_alone_agree")
+
+    def got(doc):
+        return record_rows([rec], schema, None if doc is None else {"doc-1": doc}).X[:, col]
+
+    when, who = got(with_alone(**{"25/12/2018": "25-12-2018"}))  # punctuation aside: the same
+    assert when == 1.0 and math.isnan(who)  # a name has no digit: never read again
+    assert got(with_alone(**{"25/12/2018": "26/12/2018"}))[0] == 0.0
+    assert got(with_alone(**{"25/12/2018": ""}))[0] == 0.0  # read as nothing alone
+    assert math.isnan(got(make_doc())[0])  # a page ingested before the second reading
+    assert math.isnan(got(None)[0])
+    # two words, one read otherwise: half agree
+    words = (
+        replace(W("12", 0.1, 0.1, 0.15, 0.12, 0.9, line=0), alone="12"),
+        replace(W("500", 0.16, 0.1, 0.2, 0.12, 0.9, line=0), alone="600"),
+    )
+    two = Document("doc-1", "doc-1.png", (Page(1, 850, 1100, words, "ocr", 100.0),))
+    rec2 = RunRecord("doc-1", *(CallResult("mapper", {"n": FieldReading("12 500")}),) * 2)
+    x = record_rows([rec2], Schema("s", (Field("n", "id"),)), {"doc-1": two}).X
+    assert x[0, col] == 0.5
