@@ -402,14 +402,20 @@ def _checker(
 
 def _alone_checked(page: OcrPage, lang: str, timeout: float, path: Path, page_no: int) -> OcrPage:
     """``page`` with its words with a digit read a second time, each alone
-    (:func:`confidence.documents.alone.read_alone`), and a note naming those read otherwise."""
+    (:func:`confidence.documents.alone.read_alone`), and a note naming those read otherwise.
+    When that reading fails (a timeout on a page of many numbers), the page keeps its first
+    reading without a second one, and its note says why: the feature is then unknown (NaN)."""
     if not page.words or BLANK_NOTE in page.notes:
         return page
 
     def read(canvas: np.ndarray) -> dict:
         return _run_tesseract(canvas, "--psm 6 --dpi 300", lang, timeout, path, page_no)
 
-    words = read_alone(page.gray, page.words, read)
+    try:
+        words = read_alone(page.gray, page.words, read)
+    except DocumentError as e:  # the page was read: only the check of its reading is lost
+        note = f"words with a digit not read again alone: {e.reason}"
+        return replace(page, notes=(*page.notes, note))
     again = [w for w in words if w.alone is not None]
     if not again:
         return page

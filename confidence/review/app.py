@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+from confidence.documents.alone import value_read_alone
 from confidence.errors import DocumentError, ExtractConfError
 from confidence.review.pages import DocumentFolder, PageRenderer, line_box, locate
 from confidence.review.queue import LeaseError, ReviewQueue
@@ -217,10 +218,11 @@ def create_app(
         if upcoming is not None and upcoming.doc_id != item.doc_id:
             renderer.prefetch(folder, upcoming.doc_id)  # ready when the reviewer moves on
         doc = folder.document(item.doc_id)
-        value_box = mapper_box = None
+        value_box = mapper_box = alone = None
         n_pages = 0
         if doc is not None:
             n_pages = len(doc.pages)
+            alone = value_read_alone(doc, item.value, item.field_type)
             value_box = locate(doc, item.value, item.field_type)
             if value_box is None and item.value == item.hunter_value:
                 value_box = line_box(doc, item.hunter_line)
@@ -248,6 +250,7 @@ def create_app(
             "value_where": _where(value_box),
             "mapper_where": _where(mapper_box),
             "mapper_differs": item.mapper_value != item.hunter_value,
+            "alone_value": alone,
         }
         return cookies(HTMLResponse(page_tpl.render(**ctx)), request, cid, new)
 

@@ -157,3 +157,23 @@ def test_inspect_shows_the_second_reading(misread_scan, capsys):
     assert main(["inspect", str(misread_scan), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert any("1 read otherwise" in n for n in out["pages"][0]["notes"])
+
+
+def test_a_second_reading_that_fails_keeps_the_page_and_says_so(misread_scan, monkeypatch):
+    """A timeout of the second reading loses only the check: the document loads with its first
+    reading, no word carries a second one, and the page's note says why."""
+    real = _ocr._run_tesseract
+
+    def slow_canvas(gray, config, *a, **k):
+        if "--psm 6" in config:
+            raise _ocr.DocumentError("scan.png", "OCR of page 1 timed out after 60 s")
+        return real(gray, config, *a, **k)
+
+    monkeypatch.setattr(_ocr, "_run_tesseract", slow_canvas)
+    page = load_document(misread_scan).pages[0]
+    assert "11/06/2018" in [w.text for w in page.words]
+    assert all(w.alone is None for w in page.words)
+    assert any(
+        n == "words with a digit not read again alone: OCR of page 1 timed out after 60 s"
+        for n in page.notes
+    )

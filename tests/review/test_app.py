@@ -190,3 +190,33 @@ def test_the_line_a_reading_came_from_is_boxed_when_its_value_is_not_found(docs,
     html = TestClient(create_app(lined, folder), base_url=BASE).get("/").text
     assert "value-box" in html and "mapper-box" in html
     assert html.count("page 1, the line it was read from") == 2
+
+
+def test_a_value_ocr_reads_otherwise_alone_shows_its_second_reading(docs, tmp_path):
+    """When the shown value's words read otherwise cut out and read alone (``Word.alone``,
+    ingestion version 11), the page shows that second reading: often the printed one."""
+    from dataclasses import replace
+
+    from confidence.documents.search import document_index
+
+    root, ds, gold = docs
+    value = gold["d000"]["total"]
+    app = _app(docs, tmp_path)
+    html = TestClient(app, base_url=BASE).get("/").text
+    assert 'id="alone-value"' not in html  # a clean scan reads the same alone
+    folder = DocumentFolder(ds, cache=DocumentCache(root / "cache"))
+    doc = folder.document("d000")
+    m = document_index(doc).find(value, "amount")
+    assert m is not None
+    words = list(doc.pages[m.page].words)
+    last = m.indices[-1]
+    words[last] = replace(words[last], alone="<b>" + words[last].text[::-1])
+    pages = list(doc.pages)
+    pages[m.page] = replace(pages[m.page], words=tuple(words))
+    folder._docs["d000"] = replace(doc, pages=tuple(pages))  # what the folder's cache serves
+    items = order_items(queue_items(_rows(gold)), "confidence")
+    queue = ReviewQueue(items, tmp_path / "again.jsonl")
+    html = TestClient(create_app(queue, folder, reviewer="t"), base_url=BASE).get("/").text
+    shown = html.split('id="alone-value">')[1].split("</td>")[0]
+    assert shown.endswith(words[last].text[::-1]) and "&lt;b&gt;" in shown  # escaped, as text
+    assert "read alone" in html.lower()
