@@ -36,6 +36,10 @@ from confidence.errors import DocumentError, ExtractConfError
 from confidence.review.pages import DocumentFolder, PageRenderer, line_box, locate
 from confidence.review.queue import LeaseError, ReviewQueue
 
+_WORDY = frozenset({"text", "address"})
+"""Field types whose second reading alone is not shown: a name or an address read word by word
+is mostly noise, where a date, an amount or an id read two ways is one of two values."""
+
 _HERE = Path(__file__).parent
 _STATIC = {"review.js": "text/javascript", "review.css": "text/css"}
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -222,7 +226,8 @@ def create_app(
         n_pages = 0
         if doc is not None:
             n_pages = len(doc.pages)
-            alone = value_read_alone(doc, item.value, item.field_type)
+            if item.field_type not in _WORDY:
+                alone = value_read_alone(doc, item.value, item.field_type)
             value_box = locate(doc, item.value, item.field_type)
             if value_box is None and item.value == item.hunter_value:
                 value_box = line_box(doc, item.hunter_line)

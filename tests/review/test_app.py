@@ -220,3 +220,8 @@ def test_a_value_ocr_reads_otherwise_alone_shows_its_second_reading(docs, tmp_pa
     shown = html.split('id="alone-value">')[1].split("</td>")[0]
     assert shown.endswith(words[last].text[::-1]) and "&lt;b&gt;" in shown  # escaped, as text
     assert "read alone" in html.lower()
+    # a name or an address read word by word is noise: not shown
+    wordy = [row("d000", "total", value, 0.2, field_type="address")]
+    queue = ReviewQueue(queue_items(wordy), tmp_path / "wordy.jsonl")
+    html = TestClient(create_app(queue, folder, reviewer="t"), base_url=BASE).get("/").text
+    assert 'id="field-name">total<' in html and 'id="alone-value"' not in html
