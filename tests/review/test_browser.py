@@ -121,3 +121,69 @@ def test_accept_correct_absent_then_reload(server, browser):
         d.switch_to.alert.text  # noqa: B018 - the property access is the check
     d.save_screenshot(SHOT.replace(".png", "_script.png"))
     assert {x.action for x in read_log(log)[3:]} <= {"skip"}
+
+
+@pytest.fixture(scope="module")
+def read_twice(tmp_path_factory):
+    """A scored sample whose first field to review is an amount, date or id that OCR (as the
+    document cache says) read two ways: its last word reads otherwise alone."""
+    import json
+    from dataclasses import replace
+
+    from confidence.datasets.folder import Dataset
+    from confidence.documents.cache import DocumentCache
+    from confidence.documents.search import document_index
+
+    root = tmp_path_factory.mktemp("review_alone")
+    sample = make_scored_sample(root)
+    rows = [json.loads(x) for x in sample["scored"].read_text().splitlines()]
+    cache = DocumentCache(sample["cache"])
+    ds = Dataset.open(sample["documents"])
+    for r in rows:
+        if r["decision"] != "review" or r["field_type"] not in ("amount", "date", "id"):
+            continue
+        path = ds.path_of(r["doc_id"])
+        doc = cache.get(path, r["doc_id"])
+        m = document_index(doc).find(r["value"], r["field_type"]) if r["value"] else None
+        if m is not None:
+            break
+    else:
+        pytest.fail("the sample has no typed value to review on its page")
+    page = doc.pages[m.page]
+    words = list(page.words)
+    i = m.indices[-1]
+    words[i] = replace(words[i], alone=words[i].text + "7")
+    pages = list(doc.pages)
+    pages[m.page] = replace(page, words=tuple(words))
+    cache.put(path, replace(doc, pages=tuple(pages)))
+    r["confidence"] = 0.0  # first in the queue
+    sample["scored"].write_text("".join(json.dumps(x) + "\n" for x in rows))
+    log = root / "review.jsonl"
+    port = free_port()
+    proc = start_server([str(sample["scored"]), "--documents", str(sample["documents"]),
+                         "--log", str(log), "--cache-dir", str(sample["cache"])], port)  # fmt: skip
+    yield f"http://127.0.0.1:{port}/", log, words[i].alone
+    proc.terminate()
+    proc.wait(10)
+
+
+def test_alt_r_puts_the_value_read_alone_in_the_box(read_twice, browser):
+    """A value OCR read two ways shows the second reading; Alt+R puts it in the box and Enter
+    saves it as the correction."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    url, log, second = read_twice
+    d = browser
+    d.get(url)
+    alone = d.find_element(By.ID, "alone-value").text
+    assert alone.endswith(second)
+    d.save_screenshot(SHOT.replace(".png", "_alone.png"))
+    box = d.find_element(By.ID, "value")
+    box.send_keys(Keys.ALT, "r")
+    assert box.get_attribute("value") == alone
+    title = d.title
+    box.send_keys(Keys.ENTER)
+    _wait_new_title(d, title)
+    (decision,) = read_log(log)
+    assert (decision.action, decision.final_value) == ("correct", alone)

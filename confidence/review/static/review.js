@@ -46,8 +46,17 @@
   form.addEventListener("submit", (e) => { e.preventDefault(); submitValue(); });
   document.getElementById("btn-absent").addEventListener("click", () => send("absent", null));
   document.getElementById("btn-skip").addEventListener("click", () => send("skip", null));
+  // the value as OCR read it a second time, alone: into the box, for Enter to save
+  const alone = document.getElementById("btn-alone");
+  function useAlone() {
+    if (!alone) return;
+    input.value = alone.dataset.value;
+    input.focus();
+  }
+  if (alone) alone.addEventListener("click", useAlone);
   document.addEventListener("keydown", (e) => {
-    if (e.altKey && e.code === "KeyN") { e.preventDefault(); send("absent", null); }
+    if (e.altKey && e.code === "KeyR") { e.preventDefault(); useAlone(); }
+    else if (e.altKey && e.code === "KeyN") { e.preventDefault(); send("absent", null); }
     else if ((e.altKey && e.code === "KeyS") || e.key === "Escape") { e.preventDefault(); send("skip", null); }
   });
 })();
