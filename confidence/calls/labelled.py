@@ -23,6 +23,9 @@ _GAP = 0.03  # page widths: a wider gap before a label starts a new column
 # ... as does a gap of at least _MIN_GAP that is _GAP_RATIO times the line's median word gap
 # ("Payment reference RF50 3572 0130   Payment terms Due on receipt": 0.027 after 0.004-0.008)
 _MIN_GAP, _GAP_RATIO = 0.015, 3.0
+_AMOUNT_BELOW = 3.0
+"""Label heights under an amount's header cell within which its value may start: a summary
+table's cells are padded (``Net à payer €`` over ``81 482,00``), a block's lines are not."""
 
 
 @dataclass(frozen=True)
@@ -100,9 +103,13 @@ def _accepted(ws: list[Word], i: int, j: int, has_boxes: bool) -> bool:
 
 
 def _column_below(
-    ln: Line, x0: float, x1: float, lines: list[Line], n: int
+    ln: Line, x0: float, x1: float, lines: list[Line], n: int, first: float = 1.8
 ) -> list[tuple[str, int]]:
-    """Up to ``n`` lines under ``ln`` whose words fall in ``[x0, x1)``, stopping at a gap."""
+    """Up to ``n`` lines under ``ln`` whose words fall in ``[x0, x1)``, stopping at a gap.
+
+    The first line found may start up to ``first`` label heights under the label, the next
+    ones up to 1.8 under the one before.
+    """
     h = max(ln.bbox[3] - ln.bbox[1], 0.008)
     below = sorted(
         (o for o in lines if o.page == ln.page and o.bbox[1] >= ln.bbox[3] - 0.3 * h),
@@ -114,7 +121,8 @@ def _column_below(
         ws = [w for w in _words(o) if x0 - 0.02 <= (w.bbox[0] + w.bbox[2]) / 2 < x1]
         if not ws or (not o.words and o.bbox[0] > x1):
             continue
-        if min(w.bbox[1] for w in ws) - bottom > 1.8 * h:
+        # a header cell's value sits lower (cell padding) than a block's next line
+        if min(w.bbox[1] for w in ws) - bottom > (first if not out else 1.8) * h:
             break
         sp = _spans(ws)
         if sp and sp[0][0] == 0 and out:
@@ -169,7 +177,8 @@ def find_label_hits(lines: list[Line], *, block_lines: int = 5) -> list[LabelHit
                 if not _spans(_words(r)):
                     opts.append((r.text.strip(" :#"), r.index))
             if not inline or cs[0] in ("customer_block", "vendor_block"):
-                opts.extend(_column_below(ln, x0, x1, lines, block_lines))
+                first = _AMOUNT_BELOW if any(c.startswith("amount_") for c in cs) else 1.8
+                opts.extend(_column_below(ln, x0, x1, lines, block_lines, first))
             label = " ".join(w.text for w in ws[i:j]).rstrip(" :#")
             out.append(LabelHit(label, cs, ln.index, tuple(o for o in opts if o[0])))
     return out

@@ -307,6 +307,48 @@ def test_extract_document_reports_the_ranker_when_grounded_and_the_hunter_when_f
     assert no_mapper.meta["reported"] == "hunter"
 
 
+_SUMMARY_TABLES = {
+    "fr": ("Facture N°: FA-2041", ("Total HT €", "Montant TVA €", "Net à payer €"),
+           ("1 250,00", "250,00", "1 500,00")),
+    "en": ("Invoice No: INV-2041", ("Subtotal ($)", "Tax ($)", "Amount due ($)"),
+           ("1,250.00", "250.00", "1,500.00")),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("padding", [18, 26])
+@pytest.mark.parametrize("lang", sorted(_SUMMARY_TABLES))
+def test_amounts_under_padded_header_cells_of_a_summary_table(tmp_path, lang, padding):
+    """A totals table whose header cells (``Net à payer €``) sit well above their values: cell
+    padding puts the value row 1.8 to 3 label heights under the header, further than a block's
+    next line. Read through ``extract_document`` on a PDF, as ``extractconf extract`` does."""
+    from reportlab.pdfgen import canvas
+
+    from confidence.calls.extract import extract_document
+    from confidence.documents import load_document
+
+    number, heads, values = _SUMMARY_TABLES[lang]
+    pdf = tmp_path / "inv.pdf"
+    c = canvas.Canvas(str(pdf), pagesize=(595, 842))
+    c.setFont("Helvetica", 10)
+    c.drawString(50, 800, "Atelier Morel SARL")
+    c.drawString(50, 760, number)
+    for x, head, value in zip((200, 320, 440), heads, values, strict=True):
+        c.drawString(x, 300, head)
+        c.drawString(x, 300 - 10 - padding, value)  # 10 pt text, then the padding
+    c.save()
+    schema = Schema(
+        "inv",
+        (
+            Field("total_untaxed", "amount", "Total amount before tax"),
+            Field("tax_amount", "amount", "Total tax amount"),
+            Field("total_amount", "amount", "Total amount including tax"),
+        ),
+    )
+    run = extract_document(load_document(pdf), schema, _Echo())
+    got = tuple(run.mapper.fields[f.name].value for f in schema)
+    assert got == values
+
+
 def test_a_page_with_withheld_instruction_lines_is_ranked_and_mapped():
     lines = page_lines(
         [(0.05, 0.05, "BETA STORES LTD"),
