@@ -113,6 +113,7 @@ PHRASES: tuple[tuple[str, str, str], ...] = (
     ("lay_font", "unusual print size", "typical print size"),
     ("lay_", "unusual position on the page", "typical position on the page"),
     ("type_", "this field type is often wrong", "this field type is usually right"),
+    ("page_sum", "does not add up with the page's amounts", "adds up with the page's amounts"),
 )
 """Name prefix -> (lowers confidence, raises confidence) phrases."""
 
@@ -141,11 +142,14 @@ _STATES: dict[tuple[str, float], tuple[str, str]] = {
     ("val_valid", 1.0): ("", "well-formed value of its type"),
     ("lay_in_table", 1.0): ("inside a table", ""),
     ("lay_in_table", 0.0): ("", "outside tables"),
+    ("page_sum", 0.0): ("does not add up with the page's amounts", ""),
+    ("page_sum", 1.0): ("", "adds up with the page's amounts"),
 }
 
 _MISSING = (
     ("lp_", "no token probabilities"),
     ("ocr_alone_agree", ""),  # most values have no digit to read again: nothing to say
+    ("page_sum", ""),  # only totals, nets and taxes have a role to add up in
     ("ocr_", "value not located on the page"),
     ("q_local", "value not located on the page"),
     ("q_", "no image-quality measurements"),

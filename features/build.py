@@ -7,12 +7,13 @@ field, its document and the two readings.
 
 Families (one module each, documented in ``docs/features.md``): disagreement (``agree_*``),
 logprobs (``lp_*``), arithmetic consistency of each reading (``cons_*``), OCR evidence
-(``ocr_*``), image quality (``q_*``), layout (``lay_*``), the field type one-hot (``type_*``)
+(``ocr_*``), image quality (``q_*``), layout (``lay_*``), the field type one-hot (``type_*``),
 the Mapper's own probability of its choice (``rd_*``, NaN for LLM-only readings), whether the
-value is well formed (``val_*``) and whether it reads like a value of its field's kind
+value is well formed (``val_*``), whether an amount adds up with the document's printed amounts
+as its role says (``page_sum``) and whether the value reads like a value of its field's kind
 (``kind_*``). The field *name* never enters by itself: renaming a field leaves its row unchanged
 unless the new name changes what the field stands for (its concept, which ties it to the roles
-of ``cons_*`` and the kinds of ``kind_*``).
+of ``cons_*`` and ``page_sum`` and the kinds of ``kind_*``).
 
 The *reported value* is the Hunter's when it is present, else the Mapper's, or the Mapper's
 alone for records that report it (``meta["reported"] == "mapper"``, the embedded extraction:
@@ -46,6 +47,7 @@ from confidence.features import (
     layout,
     logprobs,
     ocr,
+    page_arithmetic,
     reader,
     validity,
     value_kinds,
@@ -79,6 +81,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *_TYPE_NAMES,
     *reader.NAMES,
     *validity.NAMES,
+    *page_arithmetic.NAMES,
     *value_kinds.NAMES,
 )
 """Every feature, in column order of :func:`feature_matrix`."""
@@ -91,7 +94,7 @@ MONOTONE: dict[str, int] = {
             "lp_m_mean", "lp_m_min", "lp_m_first", "lp_m_margin", "lp_m_top1_rate",
             "ocr_h_score", "ocr_h_conf_mean", "ocr_h_conf_min",
             "ocr_m_score", "ocr_m_conf_mean", "ocr_m_conf_min",
-            "ocr_label_conf", "ocr_page_conf_mean", "ocr_alone_agree", "val_valid",
+            "ocr_label_conf", "ocr_page_conf_mean", "ocr_alone_agree", "val_valid", "page_sum",
         ),
         1,
     ),
@@ -211,14 +214,10 @@ def _matrix(rows: Iterable[tuple]) -> np.ndarray:
         raise
     rest = np.asarray(out, dtype=np.float64)
     cons = consistency.values_batch(kept)
-    kinds = _kinds(kept)
-    return np.hstack((rest[:, :_N_BEFORE_LP], lp, cons, rest[:, _N_BEFORE_LP:], kinds))
-
-
-def _kinds(rows: Sequence[tuple]) -> np.ndarray:
-    """The ``kind_*`` columns of rows, one batched pass over their reported values."""
-    reported = [reported_value(r[2], r[3], prefer=_prefer(list(r[4:]))) for r in rows]
-    return value_kinds.values_batch([r[0] for r in rows], reported)
+    reported = [reported_value(r[2], r[3], prefer=_prefer(list(r[4:]))) for r in kept]
+    sums = page_arithmetic.values_batch(kept, reported)
+    kinds = value_kinds.values_batch([r[0] for r in kept], reported)
+    return np.hstack((rest[:, :_N_BEFORE_LP], lp, cons, rest[:, _N_BEFORE_LP:], sums, kinds))
 
 
 def _prefer(more: list) -> str:
@@ -284,7 +283,7 @@ def feature_matrix(
     return _matrix(rows)
 
 
-_PAGE_PREFIXES = ("ocr_", "q_", "lay_")
+_PAGE_PREFIXES = ("ocr_", "q_", "lay_", "page_")
 DOCUMENT_FEATURES: tuple[str, ...] = tuple(
     n
     for n in FEATURE_NAMES

@@ -156,3 +156,57 @@ def test_a_value_read_otherwise_alone_lowers_its_confidence_and_says_so():
     assert pushes[1] < 0 <= pushes[0]  # the feature itself pulls the value down
     # a field sent to review is explained by what pulled it down: this feature's words
     assert phrase("ocr_alone_agree", 0.0, pushes[1]) == "reads otherwise when read again alone"
+
+
+def test_a_total_the_page_does_not_add_up_to_loses_confidence_and_says_so():
+    """The default model uses ``page_sum``: through ``score``, the same reading of an invoice's
+    gross total gets a lower confidence when the page's printed amounts no longer add up to it
+    (the net amount's digits changed on the page, nothing else), and ``explain`` shows the
+    feature pulling it down, in the words a review reason would use."""
+    from confidence.calls.consistency import field_roles
+    from confidence.documents.search import document_index
+    from confidence.features.page_arithmetic import document_amounts
+
+    engine = ConfidenceEngine.load()
+    assert "page_sum" in engine.feature_names_
+    ds = Dataset.open(dataset_dir())
+    roles = {r: n for n, r in field_roles(ds.schema).items()}
+    gross, net = roles["gross"], roles["net"]
+    col = FEATURE_NAMES.index("page_sum")
+
+    def broken(doc, value):
+        """The document with the printed net amount's digits shifted by one (``100`` -> ``211``)."""
+        m = document_index(doc).find(value, "amount")
+        page = doc.pages[m.page]
+        words = list(page.words)
+        for i in m.indices:
+            t = words[i].text
+            words[i] = replace(words[i], text="".join(
+                str((int(c) + 1) % 10) if c.isdigit() else c for c in t))  # fmt: skip
+        pages = list(doc.pages)
+        pages[m.page] = replace(page, words=tuple(words))
+        return replace(doc, pages=tuple(pages))
+
+    checked = 0
+    for rec in ds.records:
+        doc = ds.load_document(rec)
+        if not (rec.fields.get(gross) and rec.fields.get(net)):
+            continue
+        other = broken(doc, rec.fields[net])
+        records = [{"doc_id": rec.doc_id, "fields": {gross: rec.fields[gross]},
+                    "mapper": {gross: rec.fields[gross]}}]  # fmt: skip
+        rows = [engine.explain(records, ds.schema, {rec.doc_id: d}) for d in (doc, other)]
+        i = [s.field for s in engine.score(records, ds.schema, {rec.doc_id: doc})].index(gross)
+        if [r.data[i, col] for r in rows] != [1.0, 0.0]:
+            continue  # the total is the sum of other printed amounts too
+        assert document_amounts(other) != document_amounts(doc)
+        same, less = (
+            next(s for s in engine.score(records, ds.schema, {rec.doc_id: d}) if s.field == gross)
+            for d in (doc, other)
+        )
+        assert less.confidence < same.confidence
+        push = rows[1].values[i, col]
+        assert push < 0
+        assert phrase("page_sum", 0.0, push) == "does not add up with the page's amounts"
+        checked += 1
+    assert checked >= 1

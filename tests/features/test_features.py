@@ -429,3 +429,52 @@ def test_a_value_read_otherwise_alone_is_a_feature():
     rec2 = RunRecord("doc-1", *(CallResult("mapper", {"n": FieldReading("12 500")}),) * 2)
     x = record_rows([rec2], Schema("s", (Field("n", "id"),)), {"doc-1": two}).X
     assert x[0, col] == 0.5
+
+
+def _receipt(*rows):
+    words = []
+    for i, (label, amount) in enumerate(rows):
+        y = 0.1 + 0.05 * i
+        words += [W(label, 0.1, y, 0.3, y + 0.02, line=i), W(amount, 0.6, y, 0.7, y + 0.02, line=i)]
+    return Document("doc-1", "doc-1.png", (Page(1, 850, 1100, tuple(words), "ocr", 100.0),))
+
+
+def test_page_sum_says_whether_an_amount_adds_up_as_its_role_says():
+    """``page_sum``: a total is the sum of two other printed amounts, a net or a tax a part of a
+    printed sum (hand-computed: 100.00 + 19.00 = 119.00; 119.00 + 81.00 = 200.00); the role comes
+    from the field's concept, so a renamed total keeps it and a field with no role is NaN, as is a
+    row without its document."""
+    from confidence.features.build import record_rows
+    from confidence.readings import CallResult, RunRecord
+    from confidence.schema import Schema
+
+    doc = _receipt(
+        ("Subtotal", "100.00"), ("Tax", "19.00"), ("Total", "119.00"),
+        ("Cash", "200.00"), ("Change", "81.00"),
+    )  # fmt: skip
+    col = FEATURE_NAMES.index("page_sum")
+
+    def got(field, value, document=doc):
+        rec = RunRecord("doc-1", *(CallResult("mapper", {field.name: FieldReading(value)}),) * 2)
+        docs = None if document is None else {"doc-1": document}
+        return record_rows([rec], Schema("s", (field,)), docs).X[0, col]
+
+    total, tax = Field("total", "amount"), Field("tax_amount", "amount", "Total tax amount")
+    assert got(total, "119.00") == 1.0
+    assert got(Field("grand_total_eur", "amount", "Amount to pay"), "RM 119.00") == 1.0
+    assert got(total, "19.00") == 0.0  # the tax read as the total: no two amounts make it
+    assert got(total, "81,00") == 0.0  # the change
+    assert got(tax, "19.00") == 1.0 and got(tax, "119.00") == 1.0  # parts of 119.00, 200.00
+    assert got(tax, "81.00") == 1.0 and got(tax, "7.00") == 0.0
+    assert math.isnan(got(total, "0.00"))  # zero adds up with anything
+    assert math.isnan(got(Field("note", "text"), "119.00"))  # no role
+    # a unit price beside the total: both read as totals, so neither takes the role
+    price = Field("unit_price", "amount", "Price of one unit")
+    both = CallResult("mapper", {"total": FieldReading("119.00"), "unit_price": FieldReading("9")})
+    x = record_rows([RunRecord("doc-1", both, both)], Schema("s", (total, price)), {"doc-1": doc})
+    assert np.isnan(x.X[:, col]).all()
+    assert math.isnan(got(total, "119.00", None))  # no page
+    assert math.isnan(got(total, None))
+    # the arithmetic is over the document's printed amounts: without the tax line, no sum
+    alone = _receipt(("Subtotal", "100.00"), ("Total", "119.00"))
+    assert got(total, "119.00", alone) == 0.0
