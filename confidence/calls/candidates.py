@@ -248,6 +248,56 @@ def _block_heads(lines: list[Line]) -> list[Candidate]:
             and max(_address_likeness(x.text) for x in lines[i + 1 : i + 4]) > 0.9
         ):
             out.append(Candidate(ln.text, ln.index, 0.5))
+    return out + _column_heads(lines)
+
+
+def _column_heads(lines: list[Line]) -> list[Candidate]:
+    """Names heading a postal block that OCR joined, line by line, with other columns.
+
+    Like :func:`_block_heads` but on the parts of :func:`column_parts`: a part with letters
+    over parts starting at the same x, the first address-like, one of the next three
+    postcode-like (a party's block beside the document's title, a table of dates or a totals
+    table). Only stacks where some line has several parts are offered: the others are whole
+    lines, which :func:`_block_heads` reads.
+
+    Examples
+    --------
+    >>> from confidence.documents.lines import Line
+    >>> from confidence.types import Word
+    >>> def line(i, *parts):
+    ...     ws = tuple(Word(t, (x + 0.03 * k, 0.1 + 0.02 * i, x + 0.03 * k + 0.025,
+    ...                         0.11 + 0.02 * i))
+    ...                for t, x in parts for k, t in enumerate(t.split()))
+    ...     return Line(i, " ".join(w.text for w in ws), (0, 0, 1, 1), 1, ws)
+    >>> ls = [line(0, ("Invoice 0042", 0.05), ("Acme Ltd", 0.4)),
+    ...       line(1, ("2 Kings Road", 0.4), ("2015-06-10", 0.7)),
+    ...       line(2, ("Leeds LS1 4AB", 0.4))]
+    >>> [c.value for c in _column_heads(ls)]
+    ['Acme Ltd']
+    """
+    out = []
+    parts = [column_parts(ln) for ln in lines]
+    for i in range(len(lines) - 1):
+        for head, x in parts[i]:
+            below = []
+            for j in range(i + 1, min(i + 4, len(lines))):
+                if lines[j].page != lines[i].page:
+                    break
+                part = next((t for t, nx in parts[j] if abs(nx - x) <= 0.01), None)
+                if part is None:
+                    break
+                below.append(part)
+            several = any(len(p) > 1 for p in parts[i : i + 1 + len(below)])
+            if (
+                several
+                and below
+                and _letters_ratio(head) >= 0.6
+                and len(head.split()) <= 6
+                and _address_likeness(head) <= 0.3
+                and _address_likeness(below[0]) >= 0.4
+                and max(_address_likeness(t) for t in below) > 0.9
+            ):
+                out.append(Candidate(head.strip(" ,"), lines[i].index, 0.5))
     return out
 
 
@@ -618,6 +668,28 @@ def field_candidates(
             best[v] = Candidate(v, c.line, c.score)
     ranked = sorted(best.values(), key=lambda c: (-c.score, c.line))
     return ranked[:max_candidates]
+
+
+_O_BEFORE_DIGITS = re.compile(r"^([A-Za-z]{2,})O(?=\d{4,}$)")
+
+
+def o_as_zero(value: str) -> str | None:
+    """The id ``value`` with the ``O`` between its letter prefix and its digits read as 0.
+
+    At the border of a prefix and its number OCR reads a 0 as the letter (``BCO7382`` for
+    ``BC07382``), but prefixes end with an O too (``ORDO86122``), so
+    :func:`~confidence.documents.patterns.repair_digit_run` leaves it; the candidate ranker's
+    pool (:func:`~confidence.calls.ranker_features.field_pool`) offers both readings. ``None``
+    when the id has no such O, or when the O follows a single letter (``PO019817``: a purchase
+    order's own prefix).
+
+    Examples
+    --------
+    >>> o_as_zero("BCO7382"), o_as_zero("PO019817"), o_as_zero("O1234"), o_as_zero("BC07382")
+    ('BC07382', None, None, None)
+    """
+    m = _O_BEFORE_DIGITS.match(value)
+    return None if m is None else f"{m[1]}0{value[m.end() :]}"
 
 
 def _has_digit(v: str) -> bool:

@@ -14,6 +14,8 @@ Candidates of a field (:func:`field_pool`) are the union of
   (:func:`~confidence.calls.labelled.find_label_hits`) or with a layout label
   (:func:`~confidence.calls.pairs.find_pairs`), narrowed to the field's type,
 * the Mapper's layout reading (:func:`confidence.calls.mapper.run_mapper` without a client),
+* for an id, each of these with the O between its letter prefix and its digits read as 0
+  (:func:`~confidence.calls.candidates.o_as_zero`), with the features of the printed one,
 
 plus one *null* candidate standing for "the field is absent": its row holds only the group-level
 features, so the ranker learns when the best real candidate is too weak to report.
@@ -23,14 +25,19 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from statistics import median
 
 import numpy as np
 from rapidfuzz import fuzz
 
-from confidence.calls.candidates import _address_likeness, field_candidates, street_blocks
+from confidence.calls.candidates import (
+    _address_likeness,
+    field_candidates,
+    o_as_zero,
+    street_blocks,
+)
 from confidence.calls.labelled import find_label_hits
 from confidence.calls.mapper import run_mapper, typed_values
 from confidence.calls.pairs import find_pairs
@@ -441,6 +448,11 @@ def field_pool(ctx: PageContext, f: Field, *, max_prior: int = 25) -> list[Poole
     if f.name in ctx.mapper:
         v, li = ctx.mapper[f.name]
         _add(pool, v, li, "mapper")
+    if f.type == "id":  # an id's O read as 0 beside it (o_as_zero), from the same sources
+        for p in list(pool.values()):
+            v = o_as_zero(p.value)
+            if v is not None and v not in pool:
+                pool[v] = replace(p, value=v)
     return [*pool.values(), Pooled(None, -1)]
 
 

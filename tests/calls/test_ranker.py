@@ -808,3 +808,54 @@ def test_two_parties_printed_side_by_side_give_one_address_per_column():
 
     got = [c.value for c in street_blocks(document_lines(doc))]
     assert "Hauptstr. 5, 10115 Berlin" in got and "Ringweg 12, 80331 München" in got
+
+
+def _hunter_options(doc, schema) -> dict[str, list]:
+    """The options ``extract_document`` offers the Hunter per field (the ranker's top 4)."""
+    from confidence.calls.extract import extract_document
+
+    client = _Echo()
+    extract_document(doc, schema, client)
+    props = client.requests[0]["properties"]
+    return {f.name: props[f.name].get("enum", []) for f in schema}
+
+
+def test_a_party_name_joined_with_the_title_by_ocr_is_offered():
+    """OCR joins a customer's name with the document's title printed left of it, and the
+    block's street line with a date printed right of it: the name heading the block's column
+    is still a candidate, and the Hunter is offered it."""
+    from tests.fixtures.pages import row_document
+
+    doc = row_document([
+        (0.05, [(0.05, "Atelier Morel SARL")]),
+        (0.08, [(0.05, "12 Rue des Lilas")]),
+        (0.11, [(0.05, "69002 Lyon")]),
+        (0.20, [(0.05, "Invoice INV-2015-0042"), (0.45, "Acme Trading")]),
+        (0.23, [(0.45, "2 Kings Road"), (0.70, "2015-06-10")]),
+        (0.26, [(0.45, "Leeds LS1 4AB")]),
+        (0.29, [(0.45, "United Kingdom")]),
+        (0.50, [(0.05, "Total"), (0.70, "120.00")]),
+    ])  # fmt: skip
+    schema = Schema(
+        "inv", (Field("customer_name", "text", "Name of the customer the invoice is for"),)
+    )
+    from confidence.documents.lines import document_lines
+
+    lines = document_lines(doc)
+    assert lines[3].text == "Invoice INV-2015-0042 Acme Trading"  # one OCR line
+    pool = [c.value for c in default_ranker().rank(lines, schema)["customer_name"]]
+    assert "Acme Trading" in pool
+    assert "Acme Trading" in _hunter_options(doc, schema)["customer_name"]
+
+
+def test_an_id_whose_zero_ocr_read_as_o_is_offered_both_ways():
+    from tests.fixtures.pages import row_document
+
+    doc = row_document([
+        (0.05, [(0.05, "Atelier Morel SARL")]),
+        (0.20, [(0.05, "Purchase order"), (0.45, "BCO7382")]),
+        (0.50, [(0.05, "Total"), (0.70, "120.00")]),
+    ])  # fmt: skip
+    schema = Schema("inv", (Field("po_number", "id", "Purchase order number"),))
+    options = _hunter_options(doc, schema)["po_number"]
+    assert set(options[:2]) == {"BCO7382", "BC07382"}  # the ranker weighs the two
