@@ -9,7 +9,8 @@ Families (one module each, documented in ``docs/features.md``): disagreement (``
 logprobs (``lp_*``), arithmetic consistency of each reading (``cons_*``), OCR evidence
 (``ocr_*``), image quality (``q_*``), layout (``lay_*``), the field type one-hot (``type_*``),
 the Mapper's own probability of its choice (``rd_*``, NaN for LLM-only readings), whether the
-value is well formed (``val_*``), whether an amount adds up with the document's printed amounts
+value is well formed (``val_*``), what the page prints right above and below a name or an
+address (``edge_*``), whether an amount adds up with the document's printed amounts
 as its role says (``page_sum``) and whether the value reads like a value of its field's kind
 (``kind_*``). The field *name* never enters by itself: renaming a field leaves its row unchanged
 unless the new name changes what the field stands for (its concept, which ties it to the roles
@@ -41,6 +42,7 @@ from confidence.documents.search import document_index
 from confidence.documents.text import fold
 from confidence.errors import DatasetError
 from confidence.features import (
+    block_edges,
     consistency,
     disagreement,
     image_quality,
@@ -81,6 +83,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *_TYPE_NAMES,
     *reader.NAMES,
     *validity.NAMES,
+    *block_edges.NAMES,
     *page_arithmetic.NAMES,
     *value_kinds.NAMES,
 )
@@ -179,6 +182,7 @@ def _row(
         *_ONE_HOT[ftype],
         *reader.values(mapper),
         *validity.values(ftype, rv),
+        *block_edges.values(index, rm, ftype),
     ]
 
 
@@ -283,7 +287,7 @@ def feature_matrix(
     return _matrix(rows)
 
 
-_PAGE_PREFIXES = ("ocr_", "q_", "lay_", "page_")
+_PAGE_PREFIXES = ("ocr_", "q_", "lay_", "edge_", "page_")
 DOCUMENT_FEATURES: tuple[str, ...] = tuple(
     n
     for n in FEATURE_NAMES

@@ -232,18 +232,14 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     shutil.rmtree(tmp_model, ignore_errors=True)  # no stale file of an earlier run in the copy
     train_sets = [str(work / "split-train"), str(work / "split-rtrain")]
     runs = [str(merged), str(r_merged)]
-    f_merged, f_lines = None, []
-    if list(work.glob("faded-runs-[0-9]*.jsonl")):  # the faded receipts train only
-        f_merged, f_lines = _merge(work, "faded-runs")
-        _split(work, "receipts-faded", f_lines, "faded", ("split-ftrain", "split-ftest"))
-        train_sets.append(str(work / "split-ftrain"))
-        runs.append(str(f_merged))
-    v_merged, v_lines = None, []
-    if list(work.glob("variety-runs-[0-9]*.jsonl")):  # so do the variety receipts
-        v_merged, v_lines = _merge(work, "variety-runs")
-        _split(work, "receipts-variety", v_lines, "variety", ("split-vtrain", "split-vtest"))
-        train_sets.append(str(work / "split-vtrain"))
-        runs.append(str(v_merged))
+    extra: dict[str, tuple[Path, list[str]]] = {}  # the faded and variety receipts train only
+    for which, tag in (("faded", "f"), ("variety", "v")):
+        folder, prefix = SETS[which]
+        if list(work.glob(f"{prefix}-[0-9]*.jsonl")):
+            extra[which] = _merge(work, prefix)
+            _split(work, folder, extra[which][1], which, (f"split-{tag}train", f"split-{tag}test"))
+            train_sets.append(str(work / f"split-{tag}train"))
+            runs.append(str(extra[which][0]))
     # --single-reading: the fusion also learns from one-reading copies of the training runs (the
     # Hunter with the library's layout Mapper, the Hunter alone with and without its page), read the
     # way `score` reads a third-party pipeline's records, so such records are not scored by a
@@ -280,10 +276,9 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     RUNS_COPY.parent.mkdir(parents=True, exist_ok=True)
     _compact_runs(merged, RUNS_COPY)
     _compact_runs(r_merged, RECEIPT_RUNS_COPY)
-    if f_merged is not None:
-        _compact_runs(f_merged, FADED_RUNS_COPY)
-    if v_merged is not None:
-        _compact_runs(v_merged, VARIETY_RUNS_COPY)
+    for which, copy in (("faded", FADED_RUNS_COPY), ("variety", VARIETY_RUNS_COPY)):
+        if which in extra:
+            _compact_runs(extra[which][0], copy)
     shutil.copy2(work / "eval-heldout" / "metrics.json", model_out / "heldout_metrics.json")
     shutil.copy2(
         work / "eval-heldout-receipts" / "metrics.json",
@@ -297,7 +292,9 @@ def train(work: Path, model_out: Path = MODEL) -> None:
     shutil.copy2(work / "split-train" / "schema.json", model_out / "schema.json")
     attach(model_out, "heldout_metrics.json", "heldout_receipts_metrics.json",
            "crossfit_metrics.json", "schema.json")  # fmt: skip
-    write_card(work, model_out, len(lines), len(r_lines), len(f_lines), len(v_lines))
+    n_extra = {k: len(v[1]) for k, v in extra.items()}
+    write_card(work, model_out, len(lines), len(r_lines), n_extra.get("faded", 0),
+               n_extra.get("variety", 0))  # fmt: skip
     attach(model_out, "MODEL_CARD.md")
     print(f"model and MODEL_CARD.md written to {model_out}")
 

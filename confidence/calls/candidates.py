@@ -144,8 +144,20 @@ def _letters_ratio(text: str) -> float:
     return sum(c.isalpha() for c in text) / max(1, len(text.replace(" ", "")))
 
 
-def _address_likeness(text: str) -> float:
-    # shape only: comma-separated parts, a postcode-like token, a leading house number
+def address_likeness(text: str) -> float:
+    """How much a line looks like a line of a postal address, by shape only, at most 2.
+
+    Comma-separated parts (0.3 each, up to three), a postcode-like token (1) and a leading
+    house number (0.4) count for it; a phone number, a date or a registration or document
+    word (-1.5) and an amount (-1) against it.
+
+    Examples
+    --------
+    >>> address_likeness("Leeds LS1 4AB"), address_likeness("12 Elm Street")
+    (1.0, 0.4)
+    >>> address_likeness("Tel 0113 496 0000"), address_likeness("Corner Shop")
+    (-1.5, 0.0)
+    """
     s = 0.3 * min(text.count(","), 3) + (1.0 if _POSTCODE_RE.search(text) else 0.0)
     if re.match(r"^\s*(?:no\.?\s*)?\d", text, re.I):
         s += 0.4
@@ -178,7 +190,7 @@ def _text_candidates(field, lines, row_of, others):
     for i, ln in enumerate(lines[:15]):
         s = 1.0 - 0.12 * i
         s += 0.6 * (_letters_ratio(ln.text) - 0.7)
-        if _address_likeness(ln.text) > 0.9 or _PHONE_RE.search(ln.text):
+        if address_likeness(ln.text) > 0.9 or _PHONE_RE.search(ln.text):
             s -= 1.0
         if len(ln.text) < 3:
             s -= 1.0
@@ -243,9 +255,9 @@ def _block_heads(lines: list[Line]) -> list[Candidate]:
             ln.page == nxt.page
             and _letters_ratio(ln.text) >= 0.6
             and len(ln.text.split()) <= 6
-            and _address_likeness(ln.text) <= 0.3
-            and _address_likeness(nxt.text) >= 0.4
-            and max(_address_likeness(x.text) for x in lines[i + 1 : i + 4]) > 0.9
+            and address_likeness(ln.text) <= 0.3
+            and address_likeness(nxt.text) >= 0.4
+            and max(address_likeness(x.text) for x in lines[i + 1 : i + 4]) > 0.9
         ):
             out.append(Candidate(ln.text, ln.index, 0.5))
     return out + _column_heads(lines)
@@ -293,9 +305,9 @@ def _column_heads(lines: list[Line]) -> list[Candidate]:
                 and below
                 and _letters_ratio(head) >= 0.6
                 and len(head.split()) <= 6
-                and _address_likeness(head) <= 0.3
-                and _address_likeness(below[0]) >= 0.4
-                and max(_address_likeness(t) for t in below) > 0.9
+                and address_likeness(head) <= 0.3
+                and address_likeness(below[0]) >= 0.4
+                and max(address_likeness(t) for t in below) > 0.9
             ):
                 out.append(Candidate(head.strip(" ,"), lines[i].index, 0.5))
     return out
@@ -311,7 +323,7 @@ def _address_candidates(field, lines, row_of, others):
     keys = field_keys(field)
     cues = field_cues(field)
     out = []
-    like = [_address_likeness(ln.text) for ln in lines]
+    like = [address_likeness(ln.text) for ln in lines]
     for i in range(len(lines)):
         if _REG_NUMBER_LINE.match(lines[i].text):
             continue  # "(81109-A)" under a shop's name: its registration number starts no address
@@ -393,7 +405,7 @@ def _column_block(lines: list[Line], i: int) -> list[Candidate]:
                 if split and re.fullmatch(r"[^\W\d_][^\d]{1,30}", part.strip()):
                     out.append(Candidate(", ".join(block), ln.index, -1.2))
                 break
-            if _POSTCODE_RE.search(part) and _address_likeness(part) > 0.5:
+            if _POSTCODE_RE.search(part) and address_likeness(part) > 0.5:
                 found = True
                 if split:
                     out.append(Candidate(", ".join(block), ln.index, -1.1))
@@ -429,13 +441,13 @@ def street_blocks(lines: list[Line]) -> list[Candidate]:
                 nxt = lines[j]
                 if nxt.page != ln.page:
                     break
-                if _POSTCODE_RE.search(nxt.text) and _address_likeness(nxt.text) > 0.5:
+                if _POSTCODE_RE.search(nxt.text) and address_likeness(nxt.text) > 0.5:
                     parts = [x.text.strip(" ,") for x in lines[i : j + 1]]
                     out.append(Candidate(", ".join(parts), ln.index, -1.0 - 0.1 * (j - i)))
                     break
         out.extend(_column_block(lines, i))
         for part in _PART_SEPARATOR.split(ln.text)[1:]:
-            if _POSTCODE_RE.search(part) and _address_likeness(part) > 0.9:
+            if _POSTCODE_RE.search(part) and address_likeness(part) > 0.9:
                 out.append(Candidate(part.strip(" ,"), ln.index, -1.0))
     return out
 

@@ -33,7 +33,7 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from confidence.calls.candidates import (
-    _address_likeness,
+    address_likeness,
     field_candidates,
     o_as_zero,
     street_blocks,
@@ -320,7 +320,7 @@ def _block_features(ctx: PageContext, ln: Line) -> list[float]:
     lines under it in the block, and the space above it in its column (in line heights)."""
     pos, chain = ctx.blocks.get(ln.index, (0, [ln.index]))
     after = chain[pos + 1 : pos + 5]
-    addr = max((_address_likeness(ctx.by_index[i].text) for i in after), default=math.nan)
+    addr = max((address_likeness(ctx.by_index[i].text) for i in after), default=math.nan)
     ab = ctx.above.get(ln.index)
     gap = (ln.bbox[1] - ctx.by_index[ab].bbox[3]) / ctx.med_height if ab is not None else math.nan
     return [float(pos), float(len(chain)), addr, min(gap, 50.0) if gap == gap else gap]
@@ -340,8 +340,8 @@ def _span_features(ctx: PageContext, ln: Line, value: str) -> list[float]:
     before = ctx.by_index.get(ln.index - 1)
     return [
         float(k - ln.index + 1),
-        _address_likeness(after.text) if after is not None else math.nan,
-        _address_likeness(before.text) if before is not None else math.nan,
+        address_likeness(after.text) if after is not None else math.nan,
+        address_likeness(before.text) if before is not None else math.nan,
     ]
 
 
@@ -567,8 +567,8 @@ def pool_features(ctx: PageContext, f: Field, pool: list[Pooled]) -> np.ndarray:
                 date_rank,
                 float(len(ctx.dates)),
                 math.nan,
-                _address_likeness(ctx.by_index[below].text) if below is not None else math.nan,
-                _address_likeness(ctx.by_index[ab].text) if ab is not None else math.nan,
+                address_likeness(ctx.by_index[below].text) if below is not None else math.nan,
+                address_likeness(ctx.by_index[ab].text) if ab is not None else math.nan,
                 float(col_above[1]),
                 *_block_features(ctx, ln),
                 *_span_features(ctx, ln, v),

@@ -478,3 +478,44 @@ def test_page_sum_says_whether_an_amount_adds_up_as_its_role_says():
     # the arithmetic is over the document's printed amounts: without the tax line, no sum
     alone = _receipt(("Subtotal", "100.00"), ("Total", "119.00"))
     assert got(total, "119.00", alone) == 0.0
+
+
+def _header(*lines):
+    """A receipt header: one OCR line per ``(y, text)``, words 0.05 wide from x = 0.1."""
+    words = []
+    for n, (y, text) in enumerate(lines):
+        for k, tok in enumerate(text.split()):
+            x = 0.1 + 0.06 * k
+            words.append(W(tok, x, y, x + 0.05, y + 0.02, line=n))
+    return Document("doc-1", "doc-1.png", (Page(1, 850, 1100, tuple(words), "ocr", 100.0),))
+
+
+def test_block_edges_say_what_is_printed_right_above_and_below_a_block():
+    """``edge_*`` (hand-computed: lines 0.02 high, 0.01 apart): an address cut before its
+    postcode line has an address-like line right below it (1.0 for ``Leeds LS1 4AB``); the
+    whole address has the phone line 0.5 line heights below (-1.5) and the name above; a total
+    and a row without its document have none."""
+    from confidence.features import block_edges
+    from confidence.features.build import record_rows
+    from confidence.readings import CallResult, RunRecord
+    from confidence.schema import Schema
+
+    doc = _header(
+        (0.10, "Corner Shop"), (0.13, "12 Elm Street"), (0.16, "Leeds LS1 4AB"),
+        (0.19, "Tel 0113 496 0000"), (0.40, "Total 9.00"),
+    )  # fmt: skip
+    cols = [FEATURE_NAMES.index(n) for n in block_edges.NAMES]
+
+    def got(field, value, document=doc):
+        rec = RunRecord("doc-1", *(CallResult("mapper", {field.name: FieldReading(value)}),) * 2)
+        docs = None if document is None else {"doc-1": document}
+        return [round(v, 2) for v in record_rows([rec], Schema("s", (field,)), docs).X[0, cols]]
+
+    address = Field("address", "address")
+    assert got(address, "12 Elm Street") == [0.5, 0.0, 0.5, 1.0]  # cut: a postcode line below
+    assert got(address, "12 Elm Street Leeds LS1 4AB") == [0.5, 0.0, 0.5, -1.5]  # phone below
+    whole = got(address, "Corner Shop 12 Elm Street Leeds LS1 4AB")
+    assert all(map(math.isnan, whole[:2])) and whole[2:] == [0.5, -1.5]  # nothing above it
+    assert got(Field("name", "text"), "Corner Shop")[2:] == [0.5, 0.4]  # a street line below
+    assert all(math.isnan(v) for v in got(Field("total", "amount"), "9.00"))
+    assert all(math.isnan(v) for v in got(address, "12 Elm Street", None))
