@@ -18,6 +18,7 @@ whose features it still reads).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 from statistics import median
@@ -31,6 +32,8 @@ from confidence.documents.patterns import (
     DATE_RE,
     EMAIL_RE,
     ID_RE,
+    MONTH_NAMES,
+    MONTH_WORDS,
     PERCENT_RE,
     find_read_as,
     iban_values,
@@ -246,20 +249,69 @@ def _before_title(text: str) -> str | None:
     return head if sum(c.isalpha() for c in head) >= 3 else None
 
 
+def column_below(lines: list[Line], i: int, n: int = 3) -> list[Line]:
+    """Up to ``n`` lines stacked right under line ``i`` in its column, top down: each starts at
+    the same left x (within 1 % of the page) and less than 1.5 line heights under the one above.
+
+    OCR's reading order may put other lines between them (a title printed right of a name).
+
+    Examples
+    --------
+    >>> from confidence.documents.lines import Line
+    >>> ls = [Line(0, "Acme Ltd", (.1, .05, .2, .06), 1, ()),
+    ...       Line(1, "Invoice", (.8, .02, .9, .03), 1, ()),
+    ...       Line(2, "2 Kings Road", (.1, .065, .2, .075), 1, ())]
+    >>> [x.text for x in column_below(ls, 0)]
+    ['2 Kings Road']
+    """
+    out, cur = [], lines[i]
+    while len(out) < n:
+        h = cur.bbox[3] - cur.bbox[1]
+        nxt = min(
+            (
+                o
+                for o in lines
+                if o.page == cur.page
+                and abs(o.bbox[0] - cur.bbox[0]) <= 0.01
+                and cur.bbox[1] < o.bbox[1]
+                and o.bbox[1] - cur.bbox[3] < 1.5 * h
+            ),
+            key=lambda o: o.bbox[1],
+            default=None,
+        )
+        if nxt is None:
+            break
+        out.append(nxt)
+        cur = nxt
+    return out
+
+
+def _heads_block(below: list[Line]) -> bool:
+    """Whether ``below`` starts a postal block: address-like, a postcode-like line in it."""
+    return (
+        bool(below)
+        and address_likeness(below[0].text) >= 0.4
+        and max(address_likeness(x.text) for x in below) > 0.9
+    )
+
+
 def _block_heads(lines: list[Line]) -> list[Candidate]:
-    """Lines right above an address-like line: the name heading a postal block."""
+    """Lines right above an address-like line: the name heading a postal block (the lines
+    after it in reading order, else those under it in its column)."""
     out = []
     for i in range(len(lines) - 1):
-        ln, nxt = lines[i], lines[i + 1]
-        if (
-            ln.page == nxt.page
-            and _letters_ratio(ln.text) >= 0.6
+        ln = lines[i]
+        if not (
+            _letters_ratio(ln.text) >= 0.6
             and len(ln.text.split()) <= 6
             and address_likeness(ln.text) <= 0.3
-            and address_likeness(nxt.text) >= 0.4
-            and max(address_likeness(x.text) for x in lines[i + 1 : i + 4]) > 0.9
         ):
+            continue
+        after = lines[i + 1 : i + 4] if lines[i + 1].page == ln.page else []
+        if _heads_block(after):
             out.append(Candidate(ln.text, ln.index, 0.5))
+        elif _heads_block(column_below(lines, i)):  # OCR read other lines in between
+            out.append(Candidate(ln.text, ln.index, 0.2))
     return out + _column_heads(lines)
 
 
@@ -373,7 +425,8 @@ def column_parts(line: Line) -> list[tuple[str, float]]:
     return [(" ".join(w.text for w in p), p[0].bbox[0]) for p in parts]
 
 
-_STREET_HEAD = re.compile(r"\d{1,5}[a-zA-Z]?,?\s+[^\W\d_]{2,}")
+# a house number, then a word (a one-letter word before it: "48 W Harbor St", "8 B. Road")
+_STREET_HEAD = re.compile(r"\d{1,5}[a-zA-Z]?,?\s+(?:[^\W\d_]\.?\s+)?[^\W\d_]{2,}")
 
 
 def _column_block(lines: list[Line], i: int) -> list[Candidate]:
@@ -381,8 +434,9 @@ def _column_block(lines: list[Line], i: int) -> list[Candidate]:
     table of dates, two parties' blocks side by side): from each part of line ``i`` that looks
     like a street line, the parts under it that start at the same x, up to a postcode part
     within two lines, then also with the part after it when that holds only words (a country).
-    Only stacks in which some line has several parts are offered; the others are windows of
-    whole lines already."""
+    Stacks in which no line has several parts are offered only with the country line: their
+    other blocks are windows of whole lines already, but a window that ends with a line of
+    words alone ranks below the prior candidates' cut."""
     ln = lines[i]
     out: list[Candidate] = []
     for head, x in column_parts(ln):
@@ -402,7 +456,7 @@ def _column_block(lines: list[Line], i: int) -> list[Candidate]:
             split = split or len(parts) > 1
             block.append(part.strip(" ,"))
             if found:  # the part after the postcode part: a country's name
-                if split and re.fullmatch(r"[^\W\d_][^\d]{1,30}", part.strip()):
+                if re.fullmatch(r"[^\W\d_][^\d]{1,30}", part.strip()):
                     out.append(Candidate(", ".join(block), ln.index, -1.2))
                 break
             if _POSTCODE_RE.search(part) and address_likeness(part) > 0.5:
@@ -541,6 +595,54 @@ def possible_date(value: str) -> bool:
     return _day_month_ok(a, b) and (len(year) != 4 or lo <= int(year) <= hi)
 
 
+OCR_NAMED_DATE_RE = re.compile(
+    r"(?<![^\W\d_])[^\W\d_]{3,9}\.? ?\d{1,2}(?:st|nd|rd|th)?(?:[,.]{1,2} ?| )\d{4}(?!\d)|"
+    r"(?<![\w.,/\-])\d{1,2}\.? ?[^\W\d_]{3,9}\.?[ ,\-]*\d{4}(?!\d)"
+)
+"""A date with a word where its month name is (``aod 03, 2015``, ``12 Dcc 2019``), for
+:func:`repair_month`."""
+_MONTH_OF = {
+    n[:k]: m
+    for m, names in MONTH_NAMES.items()
+    for n in names
+    for k in range(3, len(n) + 1)
+    if n[:k] in MONTH_WORDS
+}
+
+
+def repair_month(value: str) -> str | None:
+    """``value`` with the word where its month name is printed read as that month, when OCR
+    misread one letter of it (``aod 03, 2015`` -> ``aou 03, 2015``, August).
+
+    The word must differ by one letter from words of :data:`MONTH_WORDS` of its length that all
+    name one month (``jui`` is June or July: no reading). ``None`` when the word is a month
+    already, or no single month fits.
+
+    Examples
+    --------
+    >>> repair_month("aod 03, 2015"), repair_month("12 Dcc 2019"), repair_month("jux 3, 2015")
+    ('aou 03, 2015', '12 dec 2019', None)
+    >>> repair_month("Aug 03, 2015") is None, repair_month("Tab 12, 2018") is None
+    (True, True)
+    """
+    m = re.search(r"[^\W\d_]{3,9}", value)
+    if m is None:
+        return None
+    word = fold_text(m[0])
+    if word in MONTH_WORDS:
+        return None
+    fits = [
+        w
+        for w in MONTH_WORDS
+        if len(w) == len(word) and sum(a != b for a, b in zip(w, word, strict=True)) == 1
+    ]
+    if not fits or len({_MONTH_OF[w] for w in fits}) != 1:
+        return None
+    names = MONTH_NAMES[_MONTH_OF[fits[0]]]  # the word of the first-listed name
+    best = min(fits, key=lambda w: (next(i for i, n in enumerate(names) if n.startswith(w)), w))
+    return value[: m.start()] + best + value[m.end() :]
+
+
 def repair_date(value: str) -> str | None:
     """The one possible reading of a printed date that OCR made impossible, else ``None``.
 
@@ -569,6 +671,8 @@ def repair_date(value: str) -> str | None:
         if " " in value and (len(year) != 4 or len(day) != 2 or len(month) != 2):
             return None  # "05 02-18", "1.2 2018": too weak for a date
         fixed = f"{day}{sep}{month}{sep}{year}"
+    if OCR_NAMED_DATE_RE.fullmatch(value) and not DATE_RE.fullmatch(value):
+        fixed = repair_month(value) or fixed
     fixed = repair_year(fixed) or fixed
     if fixed == value:
         return None
@@ -582,6 +686,49 @@ def repair_date(value: str) -> str | None:
     if not _day_month_ok(a, b) or (len(year) == 4 and not lo <= int(year) <= hi):
         return None
     return fixed
+
+
+_YEAR_FIRST = re.compile(r"(?<![\d/.\-])(\d{4})([/.\-])(\d{1,2})\2(\d{1,2})(?![\d/.\-])")
+
+
+def year_day_month(dates: Iterable[str]) -> bool:
+    """Whether a page prints its year-first dates year-day-month.
+
+    Only a year-first date with one number above 12 says which order it uses (``2015-19-07``
+    is year-day-month, ``2015-07-19`` year-month-day); the page's dates are taken to share one
+    order, and year-day-month wins when more of them show it.
+
+    Examples
+    --------
+    >>> year_day_month(["2015-19-07", "2015-08-02"]), year_day_month(["2015-08-02"])
+    (True, False)
+    >>> year_day_month(["2015-19-07", "2015-07-20", "2015-07-21"])
+    False
+    """
+    ydm = ymd = 0
+    for d in dates:
+        m = _YEAR_FIRST.fullmatch(d.strip())
+        if m is not None:
+            a, b = int(m[3]), int(m[4])
+            ydm += a > 12 >= b
+            ymd += b > 12 >= a
+    return ydm > ymd
+
+
+def year_month_day(value: str) -> str | None:
+    """A year-day-month date whose day could be a month (``2015-08-02``), written year-month-day
+    (``2015-02-08``): its reading on a page that prints year-day-month (:func:`year_day_month`).
+    ``None`` for other values, and when both readings are the same date.
+
+    Examples
+    --------
+    >>> year_month_day("2015-08-02"), year_month_day("2015-19-07"), year_month_day("2015-3-3")
+    ('2015-02-08', None, None)
+    """
+    m = _YEAR_FIRST.fullmatch(value.strip())
+    if m is None or m[3] == m[4] or max(int(m[3]), int(m[4])) > 12 or min(int(m[3]), int(m[4])) < 1:
+        return None
+    return f"{m[1]}{m[2]}{m[4]}{m[2]}{m[3]}"
 
 
 def field_candidates(
@@ -626,6 +773,14 @@ def field_candidates(
             c
             for c in _regex_candidates(
                 field, OCR_DATE_RE, lines, row_of, others, lambda ln, v: -0.3
+            )
+            if not DATE_RE.fullmatch(c.value) and repair_date(c.value) is not None
+        ]
+        # and month names OCR misread a letter of ("aod 03, 2015"), after those
+        cands += [
+            c
+            for c in _regex_candidates(
+                field, OCR_NAMED_DATE_RE, lines, row_of, others, lambda ln, v: -0.4
             )
             if not DATE_RE.fullmatch(c.value) and repair_date(c.value) is not None
         ]

@@ -37,6 +37,8 @@ from confidence.calls.candidates import (
     field_candidates,
     o_as_zero,
     street_blocks,
+    year_day_month,
+    year_month_day,
 )
 from confidence.calls.labelled import find_label_hits
 from confidence.calls.mapper import run_mapper, typed_values
@@ -370,7 +372,9 @@ class Pooled:
     """One candidate of a field: value, line, and where it came from.
 
     ``line`` is where the value was first found; ``seen_on`` every line a source found it on
-    (a total printed beside ``Total incl. VAT`` and again beside ``Cash``).
+    (a total printed beside ``Total incl. VAT`` and again beside ``Cash``). ``printed`` is the
+    text as printed when ``value`` is a reading of it written otherwise (a year-day-month date
+    written year-month-day): the features are those of the printed text.
     """
 
     value: str | None
@@ -381,6 +385,7 @@ class Pooled:
     direction: float = math.nan
     sources: frozenset[str] = frozenset()
     seen_on: tuple[int, ...] = ()
+    printed: str | None = None
 
 
 def _add(pool: dict[str, Pooled], value: str, line: int, source: str, **kw) -> None:
@@ -406,11 +411,12 @@ def _best_line(ctx: PageContext, f: Field, p: Pooled) -> Line:
     match first, then the larger of cue and token similarity; the first-found line on ties.
     """
     best, key = ctx.by_index[p.line], None
+    text = p.printed or p.value
     for i in p.seen_on:
         ln = ctx.by_index.get(i)
-        if ln is None or find_read_as(ln.text, p.value) < 0:
+        if ln is None or find_read_as(ln.text, text) < 0:
             continue
-        left = _left_text(ctx, ln, p.value)
+        left = _left_text(ctx, ln, text)
         s = ctx.label_scores(left)[f.name] if left else (0.0, 0.0, 0.0, 0.0)
         k = (s[3], max(s[0], s[1]))
         if key is None or k > key:
@@ -453,6 +459,16 @@ def field_pool(ctx: PageContext, f: Field, *, max_prior: int = 25) -> list[Poole
             v = o_as_zero(p.value)
             if v is not None and v not in pool:
                 pool[v] = replace(p, value=v)
+    if f.type == "date" and year_day_month(ctx.dates):
+        # the page's year-first dates are year-day-month: each ambiguous one is offered first
+        # as the date it is there, written year-month-day, then as printed
+        swapped: dict[str, Pooled] = {}
+        for v, p in pool.items():
+            w = year_month_day(v)
+            if w is not None and w not in pool:
+                swapped[w] = replace(p, value=w, printed=v)
+            swapped.setdefault(v, p)
+        pool = swapped
     return [*pool.values(), Pooled(None, -1)]
 
 
@@ -503,7 +519,7 @@ def pool_features(ctx: PageContext, f: Field, pool: list[Pooled]) -> np.ndarray:
         if p.value is None:
             rows_.append([1.0, tcode, n_same, float(ctx.fields[f.name].concept is not None)])
             continue
-        v = p.value
+        v = p.printed or p.value
         ln = _best_line(ctx, f, p)
         left = _left_text(ctx, ln, v)
         ab = ctx.above.get(ln.index)
@@ -643,7 +659,7 @@ def _kinds(f: Field, pool: list[Pooled]) -> np.ndarray:
     classes = model.classes_.tolist()
     if kind not in classes or not rows:
         return out
-    P = model.predict_proba([pool[i].value for i in rows])
+    P = model.predict_proba([pool[i].printed or pool[i].value for i in rows])
     own = classes.index(kind)
     other = classes.index("other") if "other" in classes else None
     rival = [j for j in range(len(classes)) if j not in (own, other)]

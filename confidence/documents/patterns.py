@@ -28,6 +28,7 @@ from functools import lru_cache
 from itertools import product
 
 __all__ = [
+    "ACCENTED_MONTH_NAMES",
     "AMOUNT_PATTERN",
     "AMOUNT_RE",
     "BIC_RE",
@@ -43,6 +44,7 @@ __all__ = [
     "ID_RE",
     "ISO_DATE",
     "MONTH_NAMES",
+    "MONTH_WORDS",
     "NAMED_DATES",
     "NUMBER_RUN",
     "NUMBER_WORD",
@@ -346,6 +348,25 @@ MONTH_NAMES: dict[int, tuple[str, ...]] = {
     11: ("november", "novembre", "noviembre", "novembro"),
     12: ("december", "decembre", "dezember", "diciembre", "dicembre", "dezembro"),
 }
+ACCENTED_MONTH_NAMES: dict[int, tuple[str, ...]] = {
+    2: ("février",),
+    3: ("märz", "março"),
+    8: ("août",),
+    12: ("décembre",),
+}
+"""Month names of :data:`MONTH_NAMES` printed with an accented letter. OCR run without the
+page's language often drops that letter (``août`` read ``aot``, ``décembre`` read ``dcembre``),
+so :data:`MONTH_NAMES` also holds each of them without it."""
+
+MONTH_NAMES = {
+    m: names
+    + tuple(
+        "".join(c for c in n if c.isascii())
+        for n in ACCENTED_MONTH_NAMES.get(m, ())
+        if "".join(c for c in n if c.isascii()) not in names
+    )
+    for m, names in MONTH_NAMES.items()
+}
 """Month names by number, for :data:`NAMED_DATES` (any unambiguous prefix is read too)."""
 
 # Accented letters a month name may carry on the page ("März", "février", "août"): the finder
@@ -389,13 +410,18 @@ def _month_words() -> set[str]:
     return words | {p for p, ms in owners.items() if len(ms) == 1}
 
 
-_MONTHS = _trie_pattern(_month_words())
+MONTH_WORDS: frozenset[str] = frozenset(_month_words())
+"""The words :data:`DATE_RE` reads as a month: :data:`MONTH_NAMES` and each prefix of 3+ letters
+naming one month only."""
+
+_MONTHS = _trie_pattern(MONTH_WORDS)
 # Day-first (``29. Mai 2017``, ``3rd Jan 2019``, ``03-Apr-2025``) and month-first
-# (``Dec 20, 2018``; OCR may add a stray ``.`` or ``,`` before the year: ``May 5,. 2019``).
+# (``Dec 20, 2018``; OCR may add a stray ``.`` or ``,`` before the year: ``May 5,. 2019``;
+# never a day run into the year: ``AOT41895`` is no date).
 DATE_RE = re.compile(
     r"(?<![\d])(?:\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}|\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}|"
     rf"\d{{1,2}}(?:st|nd|rd|th|er)?\.?[ \-]?(?:{_MONTHS})(?![a-z])\.?[ ,\-]*\d{{2,4}}|"
-    rf"(?<![a-z])(?:{_MONTHS})\.? ?\d{{1,2}}(?:st|nd|rd|th)?[,.]{{0,2}} ?\d{{4}})(?![\d])",
+    rf"(?<![a-z])(?:{_MONTHS})\.? ?\d{{1,2}}(?:st|nd|rd|th)?(?:[,.]{{1,2}} ?| )\d{{4}})(?![\d])",
     re.IGNORECASE,
 )
 """A printed date (numeric, or with a month name of :data:`MONTH_NAMES`), as a whole."""

@@ -12,12 +12,14 @@ from confidence.calls.candidates import (
     PLAUSIBLE_YEARS,
     field_candidates,
     repair_date,
+    repair_month,
     repair_year,
     street_blocks,
 )
 from confidence.calls.mapper import run_mapper
 from confidence.calls.ranker import default_ranker
 from confidence.documents.lines import Line, document_lines
+from confidence.documents.patterns import MONTH_WORDS
 from confidence.schema import Field, Schema
 from tests.fixtures.pages import page_lines
 
@@ -418,3 +420,30 @@ def test_the_ranker_reads_a_letterhead_name_merged_with_its_title():
     )
     schema = Schema("s", (Field("vendor_name", "text", "Name of the issuing company"),))
     assert default_ranker().read(lines, schema)["vendor_name"].value == "Jones-Ali"
+
+
+_MONTH_WORD_LIST = sorted(MONTH_WORDS)
+
+
+@given(
+    word=st.sampled_from(_MONTH_WORD_LIST),
+    at=st.integers(min_value=0, max_value=8),
+    letter=st.sampled_from("abcdefghijklmnopqrstuvwxyz"),
+    day=st.integers(min_value=1, max_value=28),
+    year=st.integers(min_value=1990, max_value=2030),
+)
+def test_repair_month_reads_one_misread_letter_and_nothing_else(word, at, letter, day, year):
+    """A month word with one letter changed is read as one month or not at all; the day and
+    the year are kept; a month word as printed is never "repaired"."""
+    from confidence.documents.normalize import parse_date
+
+    assert repair_month(f"{word} {day}, {year}") is None
+    at %= len(word)
+    misread = word[:at] + letter + word[at + 1 :]
+    fixed = repair_month(f"{misread} {day}, {year}")
+    if misread in MONTH_WORDS:
+        assert fixed is None
+    elif fixed is not None:
+        found = parse_date(fixed)
+        assert (found.day, found.year) == (day, year)
+        assert fixed.endswith(f" {day}, {year}")

@@ -859,3 +859,90 @@ def test_an_id_whose_zero_ocr_read_as_o_is_offered_both_ways():
     schema = Schema("inv", (Field("po_number", "id", "Purchase order number"),))
     options = _hunter_options(doc, schema)["po_number"]
     assert set(options[:2]) == {"BCO7382", "BC07382"}  # the ranker weighs the two
+
+
+_DATES = Schema(
+    "inv",
+    (
+        Field("invoice_date", "date", "Date the invoice was issued"),
+        Field("due_date", "date", "Date payment is due"),
+    ),
+)
+
+
+def _dated_page(issued: str, due: str):
+    from tests.fixtures.pages import row_document
+
+    return row_document([
+        (0.05, [(0.05, "Atelier Morel SARL")]),
+        (0.20, [(0.05, "Invoice date"), (0.45, issued)]),
+        (0.25, [(0.05, "Due date"), (0.45, due)]),
+        (0.50, [(0.05, "Total"), (0.70, "120.00")]),
+    ])  # fmt: skip
+
+
+def test_a_year_day_month_page_reads_its_ambiguous_dates_that_way():
+    """A template that prints year-day-month shows it where a day is above 12 (2015-19-07);
+    its other year-first dates (2015-08-02) are read that way too, and offered first."""
+    from datetime import date
+
+    from confidence.calls.extract import extract_document
+    from confidence.documents.normalize import parse_date
+
+    ydm = _dated_page("2015-08-02", "2015-19-07")
+    assert _hunter_options(ydm, _DATES)["invoice_date"][:2] == ["2015-02-08", "2015-08-02"]
+    read = extract_document(ydm, _DATES, _Echo()).mapper.fields
+    assert parse_date(read["invoice_date"].value) == date(2015, 2, 8)
+    assert parse_date(read["due_date"].value) == date(2015, 7, 19)
+    ymd = _dated_page("2015-08-02", "2015-07-19")  # year-month-day: nothing changes
+    options = _hunter_options(ymd, _DATES)["invoice_date"]
+    assert options[0] == "2015-08-02" and "2015-02-08" not in options
+    read = extract_document(ymd, _DATES, _Echo()).mapper.fields
+    assert parse_date(read["invoice_date"].value) == date(2015, 8, 2)
+
+
+@pytest.mark.parametrize(
+    ("printed", "day"),
+    [("aot 24, 2015", (2015, 8, 24)), ("aod 24, 2015", (2015, 8, 24)),
+     ("24 dcembre 2015", (2015, 12, 24)), ("12 fvrier 2016", (2016, 2, 12))],
+)  # fmt: skip
+def test_a_month_name_ocr_dropped_an_accent_of_or_misread_a_letter_of(printed, day):
+    """``août`` read ``aot`` (the accented letter dropped) or ``aod`` (a letter misread)."""
+    from datetime import date
+
+    from confidence.calls.extract import extract_document
+    from confidence.documents.normalize import parse_date
+
+    read = extract_document(_dated_page("01/08/2015", printed), _DATES, _Echo()).mapper.fields
+    assert parse_date(read["due_date"].value) == date(*day)
+
+
+def test_a_postal_block_in_a_column_with_its_country_line_is_offered():
+    """OCR's reading order puts other lines between a name and its block (the title at the
+    right, a total at the foot); the block's street starts with a one-letter word and it ends
+    with its country's name. The name and the whole block are candidates."""
+    from tests.fixtures.pages import row_document
+
+    doc = row_document([
+        (0.055, [(0.09, "Oakridge Crafts")]),
+        (0.020, [(0.85, "Facture")]),
+        (0.900, [(0.05, "Montant total a payer: 1 500,00")]),
+        (0.080, [(0.09, "48 W Harbor St")]),
+        (0.105, [(0.09, "Millbrook CA 95301")]),
+        (0.130, [(0.09, "Etats Unis")]),
+        (0.300, [(0.05, "Description"), (0.5, "Prix"), (0.7, "Montant")]),
+        (0.330, [(0.05, "Bureau"), (0.5, "1 250,00"), (0.7, "1 250,00")]),
+    ])  # fmt: skip
+    schema = Schema(
+        "inv",
+        (
+            Field("customer_name", "text", "Name of the customer the invoice is for"),
+            Field("customer_address", "address", "Postal address of the customer"),
+        ),
+    )
+    from confidence.documents.lines import document_lines
+
+    ranked = default_ranker().rank(document_lines(doc), schema)
+    assert "Oakridge Crafts" in [c.value for c in ranked["customer_name"]]
+    addresses = [c.value for c in ranked["customer_address"]]
+    assert "48 W Harbor St, Millbrook CA 95301, Etats Unis" in addresses

@@ -317,3 +317,15 @@ def test_a_letter_that_is_not_between_two_digits_of_a_long_id_stays(value):
     from confidence.documents.patterns import repair_digit_run
 
     assert repair_digit_run(value) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [("due aot 31,2015", "aot 31,2015"), ("paid jul02,2015 cash", "jul02,2015"),
+     ("le 3 dcembre 2019", "3 dcembre 2019"), ("RA TF AOT41895", None), ("MAY52019", None)],
+)  # fmt: skip
+def test_month_names_ocr_dropped_an_accent_of_are_dates_and_a_day_run_into_a_year_is_not(
+    text, found
+):
+    m = DATE_RE.search(text)
+    assert (m.group(0) if m else None) == found
