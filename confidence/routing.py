@@ -115,6 +115,7 @@ PHRASES: tuple[tuple[str, str, str], ...] = (
     ("type_", "this field type is often wrong", "this field type is usually right"),
     ("page_sum", "does not add up with the page's amounts", "adds up with the page's amounts"),
     ("edge_", "its block may go on above or below it", "its block ends where it ends"),
+    ("lbl_", "the label beside it names another field", "the label beside it names this field"),
 )
 """Name prefix -> (lowers confidence, raises confidence) phrases."""
 
@@ -152,6 +153,7 @@ _MISSING = (
     ("ocr_alone_agree", ""),  # most values have no digit to read again: nothing to say
     ("page_sum", ""),  # only totals, nets and taxes have a role to add up in
     ("edge_", ""),  # names and addresses only, and nothing printed past an edge is no news
+    ("lbl_", ""),  # a field of no known concept: its label says nothing either way
     ("ocr_", "value not located on the page"),
     ("q_local", "value not located on the page"),
     ("q_", "no image-quality measurements"),

@@ -10,7 +10,8 @@ logprobs (``lp_*``), arithmetic consistency of each reading (``cons_*``), OCR ev
 (``ocr_*``), image quality (``q_*``), layout (``lay_*``), the field type one-hot (``type_*``),
 the Mapper's own probability of its choice (``rd_*``, NaN for LLM-only readings), whether the
 value is well formed (``val_*``), what the page prints right above and below a name or an
-address (``edge_*``), whether an amount adds up with the document's printed amounts
+address (``edge_*``), what the label printed beside the value names (``lbl_*``), whether an
+amount adds up with the document's printed amounts
 as its role says (``page_sum``) and whether the value reads like a value of its field's kind
 (``kind_*``). The field *name* never enters by itself: renaming a field leaves its row unchanged
 unless the new name changes what the field stands for (its concept, which ties it to the roles
@@ -46,6 +47,7 @@ from confidence.features import (
     consistency,
     disagreement,
     image_quality,
+    label_concept,
     layout,
     logprobs,
     ocr,
@@ -84,6 +86,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *reader.NAMES,
     *validity.NAMES,
     *block_edges.NAMES,
+    *label_concept.NAMES,
     *page_arithmetic.NAMES,
     *value_kinds.NAMES,
 )
@@ -183,6 +186,7 @@ def _row(
         *reader.values(mapper),
         *validity.values(ftype, rv),
         *block_edges.values(index, rm, ftype),
+        *label_concept.values(index, rm, label, field),
     ]
 
 
@@ -287,7 +291,7 @@ def feature_matrix(
     return _matrix(rows)
 
 
-_PAGE_PREFIXES = ("ocr_", "q_", "lay_", "edge_", "page_")
+_PAGE_PREFIXES = ("ocr_", "q_", "lay_", "edge_", "lbl_", "page_")
 DOCUMENT_FEATURES: tuple[str, ...] = tuple(
     n
     for n in FEATURE_NAMES

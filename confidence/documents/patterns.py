@@ -89,8 +89,9 @@ BIC_RE = re.compile(r"(?<![\w])[A-Z]{6}[A-Z0-9]{2}(?:[A-Z0-9]{3})?(?![\w])")
 GROUPED_ID_RE = re.compile(r"[\dA-Z][\d /A-Z-]{4,}\d")
 """Upper-case letters and digits in groups, ending in a digit (``DE 123 456 789``)."""
 
-EMAIL_RE = re.compile(r"[\w.+-]+ ?@ ?[\w-]+\.[\w.-]+")
-"""An e-mail address; OCR often sets a space beside the ``@`` (the email reader drops it)."""
+EMAIL_RE = re.compile(r"[\w.+-]+ ?@ ?[\w-]+(?: ?\.[\w-]+)+")
+"""An e-mail address; OCR often sets a space beside the ``@`` or before a dot of the domain
+(``billing @acme .co.uk``: the email reader drops them)."""
 IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 _IBAN_RUN = re.compile(r"\b[A-Z]{2}\d{2}[A-Z0-9]*(?: [A-Z0-9]+)*")
 

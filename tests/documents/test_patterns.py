@@ -70,7 +70,7 @@ def test_amount_re(text, found):
 
 
 def test_other_finders():
-    assert _all(EMAIL_RE, "Mail: billing@acme.co.uk.") == ["billing@acme.co.uk."]
+    assert _all(EMAIL_RE, "Mail: billing@acme.co.uk.") == ["billing@acme.co.uk"]
     # OCR sets a space beside the @; the email reader drops it
     assert _all(EMAIL_RE, "E-Mail: billing @acme.de Tel") == ["billing @acme.de"]
     assert _all(EMAIL_RE, "Net @ payer 70,00") == []
@@ -329,3 +329,19 @@ def test_month_names_ocr_dropped_an_accent_of_are_dates_and_a_day_run_into_a_yea
 ):
     m = DATE_RE.search(text)
     assert (m.group(0) if m else None) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [("E-mail: billing@acme.co.uk", "billing@acme.co.uk"),
+     ("Mail billing @acme .co.uk Leeds", "billing @acme .co.uk"),
+     ("contact@atelier .fr IBAN", "contact@atelier .fr"),
+     ("write to info@acme. Then call", None)],
+)  # fmt: skip
+def test_emails_ocr_spaced_beside_the_at_or_a_dot_are_found(text, found):
+    from confidence.documents.normalize import normalize
+
+    m = EMAIL_RE.search(text)
+    assert (m.group(0) if m else None) == found
+    if found:
+        assert " " not in normalize("email", found)

@@ -519,3 +519,33 @@ def test_block_edges_say_what_is_printed_right_above_and_below_a_block():
     assert got(Field("name", "text"), "Corner Shop")[2:] == [0.5, 0.4]  # a street line below
     assert all(math.isnan(v) for v in got(Field("total", "amount"), "9.00"))
     assert all(math.isnan(v) for v in got(address, "12 Elm Street", None))
+
+
+def test_label_concept_says_whether_the_label_beside_a_value_names_its_field():
+    """``lbl_*`` (hand-computed from the label vocabulary): the total before tax reported for
+    the total with it sits beside a label naming the net amount (``names_other``); the total
+    with tax beside one naming the field, the tax beside one naming the tax; a field of no
+    concept and a row without its document have none."""
+    from confidence.features import label_concept
+    from confidence.features.build import record_rows
+    from confidence.readings import CallResult, RunRecord
+    from confidence.schema import Schema
+
+    doc = _header(
+        (0.10, "Corner Shop"), (0.30, "Total (excl. VAT) 8.00"), (0.33, "VAT 20% 1.60"),
+        (0.36, "Grand total 9.60"), (0.40, "Cash 10.00"),
+    )  # fmt: skip
+    cols = [FEATURE_NAMES.index(n) for n in label_concept.NAMES]
+
+    def got(field, value, document=doc):
+        rec = RunRecord("doc-1", *(CallResult("mapper", {field.name: FieldReading(value)}),) * 2)
+        docs = None if document is None else {"doc-1": document}
+        return [float(v) for v in record_rows([rec], Schema("s", (field,)), docs).X[0, cols]]
+
+    total = Field("total", "amount", "Total amount paid, tax included")
+    assert got(total, "8.00") == [0.0, 1.0]  # "Total (excl. VAT)": a net amount
+    assert got(total, "9.60") == [1.0, 0.0]
+    assert got(total, "1.60") == [0.0, 1.0]  # the tax
+    assert got(Field("net", "amount", "Total before tax"), "8.00") == [1.0, 0.0]
+    assert all(math.isnan(v) for v in got(Field("remark", "text"), "Corner Shop"))
+    assert all(math.isnan(v) for v in got(total, "9.60", None))
