@@ -56,13 +56,9 @@ def values(
     --------
     >>> from confidence.documents.search import document_index
     >>> from confidence.types import Document, Page, Word
-    >>> def row(y, text, x=0.1):
-    ...     out = []
-    ...     for tok in text.split():
-    ...         out.append(Word(tok, (x, y, x + 0.05, y + 0.02)))
-    ...         x += 0.06
-    ...     return out
-    >>> words = (*row(0.10, "Total (excl. VAT) 8.00"), *row(0.13, "Grand total 9.60"))
+    >>> printed = {0.10: "Total (excl. VAT) 8.00", 0.13: "Grand total 9.60"}
+    >>> words = tuple(Word(t, (0.1 + 0.06 * k, y, 0.15 + 0.06 * k, y + 0.02))
+    ...               for y, text in printed.items() for k, t in enumerate(text.split()))
     >>> idx = document_index(Document("d", "d.png", (Page(1, 100, 100, words, "ocr", 300.0),)))
     >>> total = Field("total", "amount", "Total amount paid")
     >>> def of(v):
