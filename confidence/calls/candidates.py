@@ -18,6 +18,7 @@ whose features it still reads).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -249,11 +250,14 @@ def _before_title(text: str) -> str | None:
     return head if sum(c.isalpha() for c in head) >= 3 else None
 
 
-def column_below(lines: list[Line], i: int, n: int = 3) -> list[Line]:
+def column_below(
+    lines: list[Line], i: int, n: int = 3, *, by_top: dict[int, list[Line]] | None = None
+) -> list[Line]:
     """Up to ``n`` lines stacked right under line ``i`` in its column, top down: each starts at
     the same left x (within 1 % of the page) and less than 1.5 line heights under the one above.
 
     OCR's reading order may put other lines between them (a title printed right of a name).
+    ``by_top`` (:func:`lines_by_top` of ``lines``) saves sorting them again for each line.
 
     Examples
     --------
@@ -264,25 +268,33 @@ def column_below(lines: list[Line], i: int, n: int = 3) -> list[Line]:
     >>> [x.text for x in column_below(ls, 0)]
     ['2 Kings Road']
     """
+    by_top = lines_by_top(lines) if by_top is None else by_top
     out, cur = [], lines[i]
     while len(out) < n:
+        page = by_top.get(cur.page, [])
+        tops = [o.bbox[1] for o in page]
         h = cur.bbox[3] - cur.bbox[1]
-        nxt = min(
-            (
-                o
-                for o in lines
-                if o.page == cur.page
-                and abs(o.bbox[0] - cur.bbox[0]) <= 0.01
-                and cur.bbox[1] < o.bbox[1]
-                and o.bbox[1] - cur.bbox[3] < 1.5 * h
-            ),
-            key=lambda o: o.bbox[1],
-            default=None,
-        )
+        nxt = None
+        for o in page[bisect_right(tops, cur.bbox[1]) :]:  # top down, below the current top
+            if o.bbox[1] - cur.bbox[3] >= 1.5 * h:
+                break
+            if abs(o.bbox[0] - cur.bbox[0]) <= 0.01:
+                nxt = o
+                break
         if nxt is None:
             break
         out.append(nxt)
         cur = nxt
+    return out
+
+
+def lines_by_top(lines: list[Line]) -> dict[int, list[Line]]:
+    """Each page's lines sorted by their top edge (for :func:`column_below`)."""
+    out: dict[int, list[Line]] = {}
+    for ln in lines:
+        out.setdefault(ln.page, []).append(ln)
+    for page in out.values():
+        page.sort(key=lambda o: o.bbox[1])
     return out
 
 
@@ -299,6 +311,7 @@ def _block_heads(lines: list[Line]) -> list[Candidate]:
     """Lines right above an address-like line: the name heading a postal block (the lines
     after it in reading order, else those under it in its column)."""
     out = []
+    by_top: dict[int, list[Line]] | None = None
     for i in range(len(lines) - 1):
         ln = lines[i]
         if not (
@@ -310,7 +323,10 @@ def _block_heads(lines: list[Line]) -> list[Candidate]:
         after = lines[i + 1 : i + 4] if lines[i + 1].page == ln.page else []
         if _heads_block(after):
             out.append(Candidate(ln.text, ln.index, 0.5))
-        elif _heads_block(column_below(lines, i)):  # OCR read other lines in between
+        else:  # OCR read other lines in between
+            by_top = lines_by_top(lines) if by_top is None else by_top
+            if not _heads_block(column_below(lines, i, by_top=by_top)):
+                continue
             out.append(Candidate(ln.text, ln.index, 0.2))
     return out + _column_heads(lines)
 

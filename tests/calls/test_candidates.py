@@ -447,3 +447,42 @@ def test_repair_month_reads_one_misread_letter_and_nothing_else(word, at, letter
         found = parse_date(fixed)
         assert (found.day, found.year) == (day, year)
         assert fixed.endswith(f" {day}, {year}")
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.10, 0.105, 0.3, 0.5]),
+            st.floats(min_value=0.0, max_value=0.9),
+            st.sampled_from([1, 2]),
+        ),
+        min_size=1,
+        max_size=25,
+    )
+)
+def test_column_below_is_the_nearest_aligned_line_under_each_in_turn(spec):
+    """Against the definition, line by line: the aligned line on the page whose top is the
+    smallest below the current top, within 1.5 line heights of its bottom."""
+    from confidence.calls.candidates import column_below
+
+    lines = [Line(k, f"l{k}", (x, y, x + 0.2, y + 0.02), p, ()) for k, (x, y, p) in enumerate(spec)]
+
+    def expected(i):
+        out, cur = [], lines[i]
+        while len(out) < 3:
+            near = [
+                o
+                for o in lines
+                if o.page == cur.page
+                and abs(o.bbox[0] - cur.bbox[0]) <= 0.01
+                and cur.bbox[1] < o.bbox[1]
+                and o.bbox[1] - cur.bbox[3] < 1.5 * (cur.bbox[3] - cur.bbox[1])
+            ]
+            if not near:
+                break
+            cur = min(near, key=lambda o: o.bbox[1])
+            out.append(cur)
+        return [o.bbox[1] for o in out]
+
+    for i in range(len(lines)):
+        assert [o.bbox[1] for o in column_below(lines, i)] == expected(i)
