@@ -66,9 +66,11 @@ __all__ = [
 # ------------------------------------------------------------------------------------- finders
 
 
-AMOUNT_RE = re.compile(r"(?<![\d.,])-?\d{1,3}(?:(?:[ ,.']\d{3})+|\d*)[.,] ?\d{2}(?![\d])")
+AMOUNT_RE = re.compile(r"(?<![\d.,])-?\d{1,3}(?:(?:[ ,.']\d{3})+|\d*)[.,] ?\d{2}(?![\d]|[.,]\d)")
 """A money amount with two decimals (``1,234.50``, ``1.234,50``, ``-12.00``; OCR's stray space
-after the decimal point, ``65. 20``, is kept: the amount reader drops it)."""
+after the decimal point, ``65. 20``, is kept: the amount reader drops it). Never the start of a
+longer number: not ``12.05`` of the date ``12.05.2018``, not ``9. 94`` of ``9. 94.00`` (whose
+amount is ``94.00``)."""
 
 AMOUNT_PATTERN = r"^-?[0-9]{1,3}([ ,.']?[0-9]{3}){0,4}([.,][0-9]{1,2})?$"
 """A money amount as a bounded JSON-schema ``pattern`` (``1,234.50``, ``1.234,50``, ``-12``)."""

@@ -345,3 +345,14 @@ def test_emails_ocr_spaced_beside_the_at_or_a_dot_are_found(text, found):
     assert (m.group(0) if m else None) == found
     if found:
         assert " " not in normalize("email", found)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [("9. 94.00", ["94.00"]), ("Date 12.05.2018 total 12.50", ["12.50"]),
+     ("CASH 65. 20", ["65. 20"]), ("RM 1,234.50.", ["1,234.50"]), ("1.234,50 EUR", ["1.234,50"])],
+)  # fmt: skip
+def test_an_amount_is_never_the_start_of_a_longer_number(text, found):
+    """OCR's stray space after a decimal point (``65. 20``) must not turn ``9. 94.00`` into
+    ``9. 94``, and a dotted date is no amount."""
+    assert [m.group(0) for m in AMOUNT_RE.finditer(text)] == found
