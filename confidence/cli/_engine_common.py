@@ -130,3 +130,56 @@ def require_rows(table) -> None:
     if len(table) == 0:
         why = ", ".join(f"{v} {k}" for k, v in table.skipped.items()) or "empty dataset"
         raise DatasetError(f"no judged fields ({why}); check the dataset and --runs")
+
+
+def add_fusion_params_arg(p: argparse.ArgumentParser, help_tail: str = "") -> None:
+    p.add_argument(
+        "--fusion-params",
+        default=None,
+        metavar="JSON",
+        help="parameters of the fusion model (confidence.fusion.FusionClassifier) as a JSON "
+        'object, e.g. \'{"num_leaves": 7, "lgbm_params": {"extra_trees": true}}\'; '
+        "'{\"monotone\": null}' trains without the monotone constraints" + help_tail,
+    )
+
+
+def fusion_params_of(text: str | None) -> dict:
+    """``--fusion-params`` as FusionClassifier parameters, checked before any work is done.
+
+    Examples
+    --------
+    >>> fusion_params_of('{"num_leaves": 7}')
+    {'num_leaves': 7}
+    >>> fusion_params_of('{"leaves": 7}')
+    Traceback (most recent call last):
+    ...
+    confidence.errors.ExtractConfError: --fusion-params: unknown parameter(s) 'leaves'; ...
+    """
+    import json
+
+    from confidence.errors import ExtractConfError
+
+    if text is None:
+        return {}
+    try:
+        params = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ExtractConfError(
+            f"--fusion-params: not JSON ({e.msg} at character {e.pos})"
+        ) from None
+    if not isinstance(params, dict):
+        raise ExtractConfError("--fusion-params: pass a JSON object, e.g. '{\"num_leaves\": 7}'")
+    from confidence.fusion import FusionClassifier
+
+    valid = sorted(FusionClassifier().get_params())
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise ExtractConfError(
+            f"--fusion-params: unknown parameter(s) {', '.join(map(repr, unknown))}; "
+            f"the fusion model takes {', '.join(valid)}"
+        )
+    try:
+        FusionClassifier(**params)._validate_params()
+    except (TypeError, ValueError) as e:
+        raise ExtractConfError(f"--fusion-params: {e}") from None
+    return params

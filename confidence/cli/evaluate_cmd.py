@@ -7,10 +7,12 @@ import argparse
 from confidence.cli._args import check_out
 from confidence.cli._engine_common import (
     add_document_args,
+    add_fusion_params_arg,
     add_guarantee_args,
     add_model_arg,
     add_runs_args,
     check_guarantee_args,
+    fusion_params_of,
     load_table,
     open_datasets,
     require_rows,
@@ -66,6 +68,7 @@ def register(subparsers) -> None:
         help="cross-fitted engines leave out these features, as `extractconf train "
         "--exclude-features` (not with --model)",
     )
+    add_fusion_params_arg(p, " (cross-fitting only, as `extractconf train --fusion-params`)")
     add_document_args(p)
     p.set_defaults(func=run)
 
@@ -86,6 +89,9 @@ def run(args) -> int:
             kept_features(args.exclude_features)
         except ValueError as e:
             raise ExtractConfError(f"--exclude-features: {e}") from e
+    fusion_params = fusion_params_of(args.fusion_params)
+    if fusion_params and args.model is not None:
+        raise ExtractConfError("--fusion-params is for cross-fitting; a --model has its own")
     check_guarantee_args(args)
     check_out(args.out, folder=True)
     datasets = open_datasets(args.datasets)
@@ -103,6 +109,7 @@ def run(args) -> int:
         target_accuracy=args.target_accuracy,
         confidence_level=args.confidence_level,
         **({"exclude_features": tuple(args.exclude_features)} if args.exclude_features else {}),
+        **({"fusion_params": fusion_params} if fusion_params else {}),
     )
     if model is not None:
         result.metrics["evaluation"] = f"model {args.model}"

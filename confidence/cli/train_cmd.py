@@ -8,9 +8,11 @@ import math
 from confidence.cli._args import check_out
 from confidence.cli._engine_common import (
     add_document_args,
+    add_fusion_params_arg,
     add_guarantee_args,
     add_runs_args,
     check_guarantee_args,
+    fusion_params_of,
     load_table,
     open_datasets,
 )
@@ -30,6 +32,8 @@ examples:
   extractconf train data/a data/b --runs runs/a.jsonl runs/b.jsonl --out models/ab \\
       --calibrator platt --target-accuracy 0.98 --confidence-level 0.9
   extractconf train data/synth --runs runs/synth.jsonl --out models/byo --single-reading
+  extractconf train data/synth --runs runs/synth.jsonl --out models/small \\
+      --fusion-params '{"num_leaves": 7, "min_child_samples": 50}'
 """
 
 
@@ -85,6 +89,7 @@ def register(subparsers) -> None:
         help="train the fusion model without these features (names or shell patterns, e.g. "
         "'q_*' for every image-quality feature; the default model leaves those out)",
     )
+    add_fusion_params_arg(p, " (with --average-folds, average_folds is true)")
     add_document_args(p)
     p.set_defaults(func=run)
 
@@ -94,6 +99,9 @@ def run(args) -> int:
     from confidence.evaluation.crossfit import fit_engine
 
     check_guarantee_args(args)
+    fusion_params = fusion_params_of(args.fusion_params)
+    if args.average_folds:
+        fusion_params["average_folds"] = True
     try:
         kept_features(args.exclude_features)
     except ValueError as e:
@@ -121,7 +129,7 @@ def run(args) -> int:
         confidence_level=args.confidence_level,
         split=args.split,
         random_state=args.seed,
-        fusion_params={"average_folds": True} if args.average_folds else None,
+        fusion_params=fusion_params or None,
         exclude_features=tuple(args.exclude_features),
     )
     engine.schema_ = datasets[0].schema if len(datasets) == 1 else None

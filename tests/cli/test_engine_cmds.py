@@ -65,6 +65,53 @@ def test_train_average_folds_then_score(work, tmp_path):
     assert len(rows) == 300 and all(0 <= r["confidence"] <= 1 for r in rows)
 
 
+def test_train_and_evaluate_take_fusion_params(work, tmp_path, capsys):
+    """``--fusion-params``: ``train`` writes a fusion model with those parameters (7 leaves, no
+    monotone constraints, a LightGBM option) and ``evaluate`` cross-fits with them; bad JSON, an
+    unknown parameter, a value out of range, and ``evaluate --model`` with them are one-line
+    usage errors before any work."""
+    root, ds, runs, common = work
+    m = tmp_path / "seven"
+    params = '{"num_leaves": 7, "monotone": null, "lgbm_params": {"extra_trees": true}}'
+    assert main(["train", str(ds), "--runs", str(runs), "--out", str(m), "--fusion-params", params,
+                 "--target-accuracy", "0.9", *common]) == 0  # fmt: skip
+    got = json.loads((m / "fusion.json").read_text())["data"]["params"]
+    plain = json.loads((root / "model" / "fusion.json").read_text())["data"]["params"]
+    assert (got["num_leaves"], got["monotone"], got["lgbm_params"]) == (
+        7,
+        None,
+        {"extra_trees": True},
+    )
+    assert plain["num_leaves"] == 15 and plain["monotone"] and plain["lgbm_params"] is None
+    booster = (m / "fusion.lgb.txt").read_text()
+    assert "[num_leaves: 7]" in booster and "[extra_trees: 1]" in booster
+    methods = []
+    for extra in ([], ["--fusion-params", '{"num_leaves": 2, "n_estimators": 5}']):
+        out = tmp_path / f"ev{len(extra)}"
+        assert main(["evaluate", str(ds), "--runs", str(runs), "--out", str(out), *extra,
+                     "--target-accuracy", "0.9", *common]) == 0  # fmt: skip
+        methods.append(json.loads((out / "metrics.json").read_text())["methods"]["extractconf"])
+    assert methods[0] != methods[1]  # five 2-leaf trees do not score as the default model does
+    capsys.readouterr()
+    for bad, words in (
+        ("{num_leaves: 7}", "not JSON"),
+        ("[7]", "pass a JSON object"),
+        ('{"leaves": 7}', "unknown parameter(s) 'leaves'; the fusion model takes"),
+        ('{"num_leaves": 1}', "num_leaves"),
+    ):
+        assert main(["train", str(ds), "--runs", str(runs), "--out", str(tmp_path / "bad"),
+                     "--fusion-params", bad, *common]) == 2  # fmt: skip
+        err = capsys.readouterr().err
+        assert "--fusion-params: " in err and words in err, err
+        assert not (tmp_path / "bad").exists()
+    assert main(["evaluate", str(ds), "--runs", str(runs), "--out", str(tmp_path / "ev"),
+                 "--model", str(m), "--fusion-params", "{}", *common]) == 0  # fmt: skip
+    seven = '{"num_leaves": 7}'
+    assert main(["evaluate", str(ds), "--runs", str(runs), "--out", str(tmp_path / "ev2"),
+                 "--model", str(m), "--fusion-params", seven, *common]) == 2  # fmt: skip
+    assert "a --model has its own" in capsys.readouterr().err
+
+
 def test_train_without_some_features_then_score(work, tmp_path, capsys):
     """``train --exclude-features``: the model is fitted without them, says so in engine.json,
     loads without the "trained before these features existed" warning, and scores; a pattern
