@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
@@ -111,6 +112,34 @@ def test_recalibrate_and_tune_keep_fusion(fitted):
     tuned = eng.tune(X, y, fields=f, field_types=t, target_accuracy=0.9)
     assert tuned.thresholds_.target_accuracy == 0.9
     assert eng.thresholds_.target_accuracy == 0.95
+
+
+def test_scored_rows_carry_the_prints_of_the_parts_that_scored_them(fitted):
+    """``model_sha`` / ``thresholds_sha`` of scored rows: the same on every call of one engine
+    (worked out once), recomputed when a part is another object -- tuned thresholds, a refitted
+    calibrator, a part put back -- and never carried into a copy with other parts."""
+    eng, (X, y, g, f, t) = fitted
+    schema = Schema("s", (Field("total", "amount"),))
+    recs = [{"doc_id": "a", "fields": {"total": "9.00"}}]
+
+    def prints(engine):
+        row = engine.score(recs, schema, explain=False)[0]
+        return row.model_sha, row.thresholds_sha
+
+    first = prints(eng)
+    assert prints(eng) == first
+    assert eng.fingerprints() == {"model_sha": first[0], "thresholds_sha": first[1]}
+    tuned = eng.tune(X, y, fields=f, field_types=t, target_accuracy=0.9)
+    assert prints(tuned)[0] == first[0] and prints(tuned)[1] != first[1]
+    recal = eng.recalibrate(X[:300], y[:300], groups=g[:300], calibrator="lasso")
+    assert prints(recal)[0] != first[0] and prints(recal)[1] == first[1]
+    swapped = copy.copy(eng)
+    original = swapped.thresholds_
+    swapped.thresholds_ = tuned.thresholds_
+    assert prints(swapped) == (first[0], prints(tuned)[1])
+    swapped.thresholds_ = original
+    assert prints(swapped) == first
+    assert prints(eng) == first
 
 
 @pytest.mark.parametrize(
