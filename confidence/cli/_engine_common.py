@@ -46,12 +46,24 @@ def add_read_once_arg(p: argparse.ArgumentParser) -> None:
         "enlarged raster nor of faint print on restored ones (faster on such pages; small and "
         "faint print are read less well)",
     )
+    p.add_argument(
+        "--keep-hidden-text",
+        action="store_true",
+        help="take the invisible text that a scanner or OCR program wrote over a scanned PDF "
+        "page as the page's words (default: read such a page by OCR, like any scan; the "
+        "confidence model never saw another program's OCR)",
+    )
 
 
 def load_options(args) -> dict:
     """Options for :func:`~confidence.documents.load_document` that the command line sets
     (only those that differ from the defaults, so the document cache keys stay the same)."""
-    return {"enlarge_small_text": False} if getattr(args, "read_once", False) else {}
+    out: dict = {}
+    if getattr(args, "read_once", False):
+        out["enlarge_small_text"] = False
+    if getattr(args, "keep_hidden_text", False):
+        out["hidden_text"] = "keep"
+    return out
 
 
 def add_model_arg(

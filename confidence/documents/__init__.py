@@ -38,9 +38,17 @@ from confidence.documents.quality import measure_page
 from confidence.errors import DocumentError
 from confidence.types import Document, Page
 
-__all__ = ["FAINT_PRINT_NOTE", "SUPPORTED_SUFFIXES", "load_document", "load_many"]
+__all__ = [
+    "FAINT_PRINT_NOTE",
+    "HIDDEN_TEXT_CHOICES",
+    "SUPPORTED_SUFFIXES",
+    "load_document",
+    "load_many",
+]
 
 SUPPORTED_SUFFIXES = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
+HIDDEN_TEXT_CHOICES = ("ocr", "keep")
+"""Values of ``load_document(hidden_text=...)``."""
 _DEFAULT_MAX_PIXELS = 60_000_000  # ~A4 at 650 dpi; a grey raster this size is 60 MB
 
 
@@ -77,6 +85,7 @@ def load_document(
     max_pixels: int = _DEFAULT_MAX_PIXELS,
     grid_shape: tuple[int, int] = (8, 6),
     enlarge_small_text: bool = True,
+    hidden_text: str = "ocr",
 ) -> Document:
     """Read one document file into a :class:`~confidence.types.Document`.
 
@@ -112,6 +121,15 @@ def load_document(
         but small print (IBANs, e-mail lines, receipt footers) is read less well. It also
         governs the second reading of a weakly read page (faint print) on restored rasters
         ("faint print read again"): ``False`` makes no such reading either.
+    hidden_text : {"ocr", "keep"}, default "ocr"
+        What to do with a scanned PDF page that carries another program's OCR as invisible text
+        over the page image (a "searchable PDF": images cover at least half of the page and at
+        least 90 % of its text is drawn invisible). ``"ocr"`` reads the image with tesseract like
+        any scan (``source="ocr"``, with OCR confidences, the second readings and the page's
+        scan quality; the note says the invisible layer was set aside). ``"keep"`` takes the
+        invisible words as the page's text (``source="pdf"``, confidence 1.0 for every word, as
+        for digital text), which the confidence model, trained on digital and tesseract-read
+        pages, never saw. Visible text is always taken as it is.
 
     Returns
     -------
@@ -133,6 +151,11 @@ def load_document(
     ('hello', 'pdf', 'Total 12.50')
     """
     path = _validate(path, dpi, digital_dpi)
+    if hidden_text not in HIDDEN_TEXT_CHOICES:
+        raise ValueError(
+            f"hidden_text must be one of {', '.join(map(repr, HIDDEN_TEXT_CHOICES))}, "
+            f"got {hidden_text!r}"
+        )
     if max_pixels < 10_000:
         raise ValueError(f"max_pixels must be at least 10000, got {max_pixels!r}")
     opts = {
@@ -144,6 +167,7 @@ def load_document(
         "max_pixels": int(max_pixels),
         "grid_shape": (int(grid_shape[0]), int(grid_shape[1])),
         "enlarge_small_text": bool(enlarge_small_text),
+        "hidden_text": hidden_text,
     }
     try:
         with path.open("rb") as fh:
@@ -204,7 +228,13 @@ def _load_image(path: Path, opts: dict) -> tuple[Page, ...]:
 def _load_pdf(path: Path, opts: dict) -> tuple[Page, ...]:
     import pdfplumber
 
-    from confidence.documents._pdf import PDFIUM_LOCK, open_pdf, render, text_layer_words
+    from confidence.documents._pdf import (
+        PDFIUM_LOCK,
+        hidden_text,
+        open_pdf,
+        render,
+        text_layer_words,
+    )
 
     pages = []
     with open_pdf(path) as pdf:
@@ -226,6 +256,18 @@ def _load_pdf(path: Path, opts: dict) -> tuple[Page, ...]:
                         words, scanned = text_layer_words(plumber.pages[index])
                     except Exception as e:  # one bad content stream must not lose the page
                         notes.append(f"text layer unreadable ({type(e).__name__}); OCR used")
+                if not scanned and opts["hidden_text"] == "ocr":
+                    try:
+                        hidden = hidden_text(pdf, index, plumber.pages[index])
+                    except Exception as e:  # pdfium's objects unreadable: the text layer stays
+                        notes.append(f"text visibility unreadable ({type(e).__name__})")
+                        hidden = False
+                    if hidden:
+                        notes.append(
+                            f"invisible text layer over a page image (another program's OCR, "
+                            f"{len(words)} words) set aside; page read by OCR"
+                        )
+                        words, scanned = [], True
                 if scanned:
                     gray, dpi, note = render(pdf, index, opts["dpi"], opts["max_pixels"])
                     if note:

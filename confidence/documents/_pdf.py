@@ -18,6 +18,11 @@ from confidence.types import Word
 # scan with a stray text layer (e.g. a page number stamped by the scanner) and OCR'd.
 _MIN_WORDS_OVER_IMAGE = 3
 _IMAGE_COVER = 0.5
+# A page whose text is this invisible (share of its text objects drawn with render mode 3, neither
+# filled nor stroked, or 7, a clip path only) over images covering most of it is a scan under
+# another program's OCR layer (a "searchable PDF").
+HIDDEN_TEXT_SHARE = 0.9
+_INVISIBLE_MODES = (3, 7)
 
 PDFIUM_LOCK = threading.RLock()
 """Held by every pdfium call in this process: pdfium is not thread-safe, not even on two
@@ -206,6 +211,47 @@ def _sideways_segments(plumber_page: Any) -> list[list[dict[str, Any]]]:
     return out
 
 
+def image_cover(plumber_page: Any) -> float:
+    """Share of the page's area under its images (overlaps counted twice, at most 1)."""
+    width, height = float(plumber_page.width), float(plumber_page.height)
+    area = sum(
+        max(0.0, float(im["x1"]) - float(im["x0"]))
+        * max(0.0, float(im["bottom"]) - float(im["top"]))
+        for im in plumber_page.images
+    )
+    return min(1.0, area / (width * height)) if width > 0 and height > 0 else 0.0
+
+
+def hidden_text(pdf: Any, index: int, plumber_page: Any) -> bool:
+    """Whether page ``index`` is a scan under an invisible text layer (a "searchable PDF").
+
+    Scanners and OCR programs write the words they read as invisible text (PDF text render
+    mode 3) over the page image, so that the page can be searched and copied. That text is
+    another program's OCR, with its misreads and without confidences; this module's callers
+    read such a page with tesseract instead, as a scan (``load_document(hidden_text="ocr")``).
+    A page qualifies when images cover at least half of it and at least
+    :data:`HIDDEN_TEXT_SHARE` of its text objects are invisible; visible text over a background
+    image (a letterhead drawn as a picture) does not.
+    """
+    if image_cover(plumber_page) < _IMAGE_COVER:
+        return False
+    import pypdfium2.raw as pdfium_c
+
+    with PDFIUM_LOCK:
+        page = pdf[index]
+        try:
+            modes = [
+                pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw)
+                for obj in page.get_objects()
+                if obj.type == pdfium_c.FPDF_PAGEOBJ_TEXT
+            ]
+        finally:
+            page.close()
+    if not modes:
+        return False
+    return sum(m in _INVISIBLE_MODES for m in modes) >= HIDDEN_TEXT_SHARE * len(modes)
+
+
 def text_layer_words(plumber_page: Any) -> tuple[list[Word], bool]:
     """Words of a digital page in reading order, and whether the page should be OCR'd instead.
 
@@ -221,13 +267,8 @@ def text_layer_words(plumber_page: Any) -> tuple[list[Word], bool]:
         if w["text"].strip()
     ]
     sideways = _sideways_segments(plumber_page)
-    image_area = sum(
-        max(0.0, float(im["x1"]) - float(im["x0"]))
-        * max(0.0, float(im["bottom"]) - float(im["top"]))
-        for im in plumber_page.images
-    )
     n_words = len(raw) + sum(len(s) for s in sideways)
-    scanned = image_area >= _IMAGE_COVER * width * height and n_words < _MIN_WORDS_OVER_IMAGE
+    scanned = image_cover(plumber_page) >= _IMAGE_COVER and n_words < _MIN_WORDS_OVER_IMAGE
     if not n_words:
         return [], True
     segments = _group_lines(raw) if raw else []

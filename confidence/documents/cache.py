@@ -26,7 +26,7 @@ from confidence.types import Document
 
 __all__ = ["INGEST_VERSION", "DocumentCache", "default_cache_dir"]
 
-INGEST_VERSION = "11"
+INGEST_VERSION = "12"
 """Bump when ingestion output changes (new OCR settings, new Word fields), to invalidate entries.
 
 4: words the page segmentation left unread are re-read (:mod:`confidence.documents._ocr`).
@@ -39,7 +39,9 @@ INGEST_VERSION = "11"
    faint print is also read on a smoothed, flattened raster, and a page that read no word at all
    is restored too.
 11: every word with a digit is read a second time, alone (``Word.alone``,
-   :mod:`confidence.documents.alone`)."""
+   :mod:`confidence.documents.alone`).
+12: a scanned PDF page under another program's invisible OCR text is read by tesseract
+   (``load_document(hidden_text="ocr")``), not from that text."""
 
 
 def default_cache_dir() -> Path:

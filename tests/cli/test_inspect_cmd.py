@@ -90,3 +90,17 @@ def test_full_demo_scores_a_synthetic_invoice_with_the_embedded_llm(tmp_path):
     assert all(r["confidence"] is None or 0.0 <= r["confidence"] <= 1.0 for r in rows)
     assert any(r["hunter_value"] for r in rows)  # the LLM really read the document
     assert "accepted" in proc.stdout and "sent to review" in proc.stdout
+
+
+def test_inspect_reads_a_scan_under_invisible_text_by_ocr(tmp_path, invoice_gray, capsys):
+    from tests.documents.test_loading import _searchable_pdf
+
+    pdf = _searchable_pdf(tmp_path / "searchable.pdf", invoice_gray, ["HIDDEN LAYER WORDS"])
+    assert main(["inspect", str(pdf), "--json"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert page["source"] == "ocr" and "INV-2024-0042" in page["text"]
+    assert "HIDDEN" not in page["text"]
+    assert any("invisible text layer" in n for n in page["notes"])
+    assert main(["inspect", str(pdf), "--json", "--keep-hidden-text"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert page["source"] == "pdf" and page["text"] == "HIDDEN LAYER WORDS"

@@ -450,3 +450,72 @@ def test_a_page_under_uneven_lighting_is_read_after_a_local_threshold(tmp_path):
     assert any(n.startswith("faint print read again") for n in page.notes)
     text = " ".join(w.text for w in page.words)
     assert len(page.words) > 50 and sum(v in text for v in d.fields.values() if v) >= 8
+
+
+# ------------------------------------------------------------- scans under an invisible OCR layer
+
+
+def _searchable_pdf(path, gray, hidden_words, *, mode=3, background_text=None):
+    """A PDF page that is ``gray`` drawn over the whole page, with ``hidden_words`` written in
+    text render ``mode`` (3: invisible) on top, as scanners and OCR programs write them."""
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    h, w = gray.shape
+    size = (w * 72.0 / 200, h * 72.0 / 200)
+    c = canvas.Canvas(str(path), pagesize=size)
+    c.drawImage(ImageReader(Image.fromarray(gray)), 0, 0, width=size[0], height=size[1])
+    for i, text in enumerate(hidden_words):
+        t = c.beginText(72, size[1] - 72 - 14 * i)
+        t.setTextRenderMode(mode)
+        t.textLine(text)
+        c.drawText(t)
+    if background_text:
+        c.drawString(72, 72, background_text)
+    c.save()
+    return path
+
+
+def test_a_scan_under_an_invisible_ocr_layer_is_read_by_ocr(tmp_path, invoice_gray):
+    pdf = _searchable_pdf(
+        tmp_path / "searchable.pdf", invoice_gray, ["HIDDEN LAYER WORDS", "Total 99.99"]
+    )
+    page = load_document(pdf).pages[0]
+    assert page.source == "ocr" and page.words
+    assert "INV-2024-0042" in page.text  # the image's print, read by tesseract
+    assert "HIDDEN" not in page.text and "99.99" not in page.text
+    assert any("invisible text layer" in n and "set aside" in n for n in page.notes)
+    assert min(w.ocr_conf for w in page.words) < 1.0  # tesseract's confidences, not 1.0
+    assert any(w.alone is not None for w in page.words)  # and its second readings
+
+    kept = load_document(pdf, hidden_text="keep").pages[0]
+    assert kept.source == "pdf" and kept.text.split() == "HIDDEN LAYER WORDS Total 99.99".split()
+    assert not any("invisible" in n for n in kept.notes)
+
+
+def test_visible_text_over_a_page_image_is_kept(tmp_path, invoice_gray):
+    # text drawn normally (mode 0) over a full-page picture: a digital page with a background
+    pdf = _searchable_pdf(
+        tmp_path / "letterhead.pdf", invoice_gray, ["Visible words here", "Total 99.99"], mode=0
+    )
+    page = load_document(pdf).pages[0]
+    assert page.source == "pdf" and "Visible words here" in page.text
+
+
+def test_invisible_text_without_a_page_image_is_kept(tmp_path):
+    from reportlab.pdfgen import canvas
+
+    pdf = tmp_path / "invisible.pdf"
+    c = canvas.Canvas(str(pdf))
+    t = c.beginText(72, 720)
+    t.setTextRenderMode(3)
+    t.textLine("Only invisible words on a blank page")
+    c.drawText(t)
+    c.save()
+    page = load_document(pdf).pages[0]  # nothing to OCR: the text layer is all there is
+    assert page.source == "pdf" and page.text == "Only invisible words on a blank page"
+
+
+def test_hidden_text_option_is_validated(invoice_pdf):
+    with pytest.raises(ValueError, match="hidden_text must be one of 'ocr', 'keep'"):
+        load_document(invoice_pdf.path, hidden_text="drop")
