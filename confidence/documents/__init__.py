@@ -230,10 +230,12 @@ def _load_pdf(path: Path, opts: dict) -> tuple[Page, ...]:
 
     from confidence.documents._pdf import (
         PDFIUM_LOCK,
+        UNMAPPED_SHARE,
         hidden_text,
         open_pdf,
         render,
         text_layer_words,
+        unmapped_share,
     )
 
     pages = []
@@ -256,6 +258,14 @@ def _load_pdf(path: Path, opts: dict) -> tuple[Page, ...]:
                         words, scanned = text_layer_words(plumber.pages[index])
                     except Exception as e:  # one bad content stream must not lose the page
                         notes.append(f"text layer unreadable ({type(e).__name__}); OCR used")
+                if not scanned:
+                    share = unmapped_share(plumber.pages[index])
+                    if share >= UNMAPPED_SHARE:
+                        notes.append(
+                            f"text layer unreadable ({share:.0%} of its characters have no "
+                            "Unicode: a font without a ToUnicode map); page read by OCR"
+                        )
+                        words, scanned = [], True
                 if not scanned and opts["hidden_text"] == "ocr":
                     try:
                         hidden = hidden_text(pdf, index, plumber.pages[index])

@@ -23,6 +23,11 @@ _IMAGE_COVER = 0.5
 # another program's OCR layer (a "searchable PDF").
 HIDDEN_TEXT_SHARE = 0.9
 _INVISIBLE_MODES = (3, 7)
+# A text layer with this share of characters that have no Unicode (pdfminer's "(cid:N)" for a
+# font without a ToUnicode map, private-use code points, U+FFFD, control characters) is
+# unreadable: the page is read by OCR instead.
+UNMAPPED_SHARE = 0.2
+_MIN_CHARS_TO_JUDGE = 10
 
 PDFIUM_LOCK = threading.RLock()
 """Held by every pdfium call in this process: pdfium is not thread-safe, not even on two
@@ -220,6 +225,38 @@ def image_cover(plumber_page: Any) -> float:
         for im in plumber_page.images
     )
     return min(1.0, area / (width * height)) if width > 0 and height > 0 else 0.0
+
+
+def _unmapped(text: str) -> bool:
+    if text.startswith("(cid:"):
+        return True
+    return any(
+        "\ue000" <= ch <= "\uf8ff" or ch == "\ufffd" or (ch < " " and ch not in "\t\n\r")
+        for ch in text
+    )
+
+
+def unmapped_share(plumber_page: Any) -> float:
+    """Share of the page's text characters that have no Unicode, 0 for fewer than 10 characters.
+
+    A font without a ToUnicode map (common in PDFs made by some invoicing and printing systems)
+    leaves pdfminer only its codes: ``(cid:36)(cid:38)`` for ``AC``. The page prints its words
+    but its text layer cannot be read.
+
+    Examples
+    --------
+    >>> class P:
+    ...     chars = [{"text": t} for t in "Total 9.00"] + [{"text": "(cid:7)"}] * 3
+    >>> unmapped_share(P())  # 3 of the 12 characters that are not spaces
+    0.25
+    >>> P.chars = P.chars[:10]  # 9 characters: too few to judge
+    >>> unmapped_share(P())
+    0.0
+    """
+    texts = [c["text"] for c in plumber_page.chars if not c["text"].isspace()]
+    if len(texts) < _MIN_CHARS_TO_JUDGE:
+        return 0.0
+    return sum(map(_unmapped, texts)) / len(texts)
 
 
 def hidden_text(pdf: Any, index: int, plumber_page: Any) -> bool:

@@ -41,7 +41,8 @@ INGEST_VERSION = "12"
 11: every word with a digit is read a second time, alone (``Word.alone``,
    :mod:`confidence.documents.alone`).
 12: a scanned PDF page under another program's invisible OCR text is read by tesseract
-   (``load_document(hidden_text="ocr")``), not from that text."""
+   (``load_document(hidden_text="ocr")``), not from that text; so is a PDF page whose text
+   layer has no Unicode for a fifth of its characters."""
 
 
 def default_cache_dir() -> Path:

@@ -104,3 +104,14 @@ def test_inspect_reads_a_scan_under_invisible_text_by_ocr(tmp_path, invoice_gray
     assert main(["inspect", str(pdf), "--json", "--keep-hidden-text"]) == 0
     (page,) = json.loads(capsys.readouterr().out)["pages"]
     assert page["source"] == "pdf" and page["text"] == "HIDDEN LAYER WORDS"
+
+
+def test_inspect_reads_a_pdf_whose_text_has_no_unicode_by_ocr(tmp_path, invoice_gray, capsys):
+    from tests.fixtures.docs import make_unmapped_text_pdf
+
+    pdf = make_unmapped_text_pdf(tmp_path / "unmapped.pdf", invoice_gray[::2, ::2])
+    assert main(["inspect", str(pdf), "--json"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert page["source"] == "ocr" and "INV-2024-0042" in page["text"]
+    assert "cid:" not in page["text"]
+    assert any("no Unicode" in n for n in page["notes"])

@@ -519,3 +519,12 @@ def test_invisible_text_without_a_page_image_is_kept(tmp_path):
 def test_hidden_text_option_is_validated(invoice_pdf):
     with pytest.raises(ValueError, match="hidden_text must be one of 'ocr', 'keep'"):
         load_document(invoice_pdf.path, hidden_text="drop")
+
+
+def test_a_text_layer_without_unicode_is_read_by_ocr(tmp_path, invoice_gray):
+    # a font without a ToUnicode map: pdfminer gives "(cid:1)(cid:2)..." for every character
+    pdf = fx.make_unmapped_text_pdf(tmp_path / "unmapped.pdf", invoice_gray[::2, ::2])
+    page = load_document(pdf).pages[0]
+    assert page.source == "ocr" and "cid:" not in page.text
+    assert "INV-2024-0042" in page.text
+    assert any("100% of its characters have no Unicode" in n for n in page.notes)
