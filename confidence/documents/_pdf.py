@@ -293,8 +293,11 @@ def text_layer_words(plumber_page: Any) -> tuple[list[Word], bool]:
     """Words of a digital page in reading order, and whether the page should be OCR'd instead.
 
     Text turned a quarter from upright is read in its own direction (:func:`_sideways_segments`)
-    and follows the upright text, one line and block per printed line."""
+    and follows the upright text, one line and block per printed line. A character drawn twice
+    or more at (nearly) the same place, as some programs draw bold type, counts once
+    (pdfplumber's ``dedupe_chars``: ``IInnvvooiiccee`` was read for ``Invoice``)."""
     width, height = float(plumber_page.width), float(plumber_page.height)
+    plumber_page = plumber_page.dedupe_chars()
     upright_page = plumber_page.filter(
         lambda obj: obj.get("object_type") != "char" or bool(obj["upright"])
     )

@@ -42,7 +42,8 @@ INGEST_VERSION = "12"
    :mod:`confidence.documents.alone`).
 12: a scanned PDF page under another program's invisible OCR text is read by tesseract
    (``load_document(hidden_text="ocr")``), not from that text; so is a PDF page whose text
-   layer has no Unicode for a fifth of its characters."""
+   layer has no Unicode for a fifth of its characters; a character drawn twice at the same
+   place (bold by overprinting) is read once."""
 
 
 def default_cache_dir() -> Path:

@@ -115,3 +115,16 @@ def test_inspect_reads_a_pdf_whose_text_has_no_unicode_by_ocr(tmp_path, invoice_
     assert page["source"] == "ocr" and "INV-2024-0042" in page["text"]
     assert "cid:" not in page["text"]
     assert any("no Unicode" in n for n in page["notes"])
+
+
+def test_inspect_reads_overprinted_bold_once(tmp_path, capsys):
+    from reportlab.pdfgen import canvas
+
+    pdf = tmp_path / "fakebold.pdf"
+    c = canvas.Canvas(str(pdf))
+    for dx in (0.0, 0.4):
+        c.drawString(72 + dx, 720, "Total 1,234.50")
+    c.save()
+    assert main(["inspect", str(pdf), "--json"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert page["text"] == "Total 1,234.50"

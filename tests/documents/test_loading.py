@@ -528,3 +528,18 @@ def test_a_text_layer_without_unicode_is_read_by_ocr(tmp_path, invoice_gray):
     assert page.source == "ocr" and "cid:" not in page.text
     assert "INV-2024-0042" in page.text
     assert any("100% of its characters have no Unicode" in n for n in page.notes)
+
+
+def test_text_drawn_twice_for_bold_reads_once(tmp_path):
+    from reportlab.pdfgen import canvas
+
+    pdf = tmp_path / "fakebold.pdf"
+    c = canvas.Canvas(str(pdf))
+    for dx in (0.0, 0.3, 0.6):  # bold made by overprinting, as some invoicing systems do
+        c.drawString(72 + dx, 720, "Invoice Total 1,234.50")
+    c.drawString(72, 700, "Bookkeeping 2024-03-01")  # doubled letters of its own stay
+    c.save()
+    page = load_document(pdf).pages[0]
+    assert page.text == "Invoice Total 1,234.50\nBookkeeping 2024-03-01"
+    total = next(w for w in page.words if w.text == "1,234.50")
+    assert total.bbox[2] - total.bbox[0] < 0.1  # one word's width, not three overlapping
