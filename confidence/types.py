@@ -250,6 +250,10 @@ class Page:
         Local image quality tiles.
     notes : tuple of str
         What ingestion did or noticed (``"downscaled from 20000x20000"``, ``"no text found"``).
+    outline : tuple of four (x, y) or None
+        A photographed page's paper outline on the picture as read (fractions, top left, top
+        right, bottom right, bottom left), which ingestion flattened to a rectangle before
+        turning and deskewing it (:mod:`confidence.documents.perspective`); None otherwise.
     image : numpy.ndarray or None
         The upright grey raster, only when ``load(..., keep_images=True)``; never serialised.
 
@@ -271,6 +275,7 @@ class Page:
     quality: ImageQuality | None = None
     grid: QualityGrid | None = None
     notes: tuple[str, ...] = ()
+    outline: tuple[tuple[float, float], ...] | None = None
     image: Any = field(default=None, compare=False, repr=False)
 
     @property
@@ -306,6 +311,7 @@ class Page:
             "quality": None if self.quality is None else self.quality.to_dict(),
             "grid": None if self.grid is None else self.grid.to_dict(),
             "notes": list(self.notes),
+            **({} if self.outline is None else {"outline": [list(c) for c in self.outline]}),
         }
 
     @classmethod
@@ -322,6 +328,11 @@ class Page:
             quality=None if d.get("quality") is None else ImageQuality.from_dict(d["quality"]),
             grid=None if d.get("grid") is None else QualityGrid.from_dict(d["grid"]),
             notes=tuple(d.get("notes", ())),
+            outline=(
+                None
+                if d.get("outline") is None
+                else tuple((float(x), float(y)) for x, y in d["outline"])
+            ),
         )
 
 

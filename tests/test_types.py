@@ -58,8 +58,12 @@ def test_grid_at_averages_overlapped_tiles():
     assert g.at((0.1, 0.1, 0.9, 0.9))["sharpness"] == 3.0  # NaN tile ignored
 
 
-@given(st.lists(words, max_size=5), st.sampled_from(["pdf", "ocr"]), st.integers(0, 3))
-def test_page_and_document_round_trip(ws, source, quarter):
+unit = st.floats(0.0, 1.0, allow_nan=False)
+outlines = st.none() | st.tuples(*[st.tuples(unit, unit)] * 4)
+
+
+@given(st.lists(words, max_size=5), st.sampled_from(["pdf", "ocr"]), st.integers(0, 3), outlines)
+def test_page_and_document_round_trip(ws, source, quarter, outline):
     q = ImageQuality(10.0, 0.3, 0.9, 0.01, 1.5, 200.0, 12.0, 4.3, 1.0, 0.05)
     g = QualityGrid(1, 2, (1.0, 2.0), (0.1, 0.2), (0.0, 0.0), (0.1, 0.0))
     page = Page(
@@ -74,6 +78,7 @@ def test_page_and_document_round_trip(ws, source, quarter):
         quality=q,
         grid=g,
         notes=("deskewed by -1.50 deg",),
+        outline=outline,
     )
     assert Page.from_dict(_json(page)) == page
     doc = Document("d1", "d1.png", (page, page))

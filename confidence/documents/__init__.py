@@ -86,6 +86,7 @@ def load_document(
     grid_shape: tuple[int, int] = (8, 6),
     enlarge_small_text: bool = True,
     hidden_text: str = "ocr",
+    flatten_photos: bool = True,
 ) -> Document:
     """Read one document file into a :class:`~confidence.types.Document`.
 
@@ -130,6 +131,12 @@ def load_document(
         invisible words as the page's text (``source="pdf"``, confidence 1.0 for every word, as
         for digital text), which the confidence model, trained on digital and tesseract-read
         pages, never saw. Visible text is always taken as it is.
+    flatten_photos : bool, default True
+        Find a photographed paper's outline on a darker background (background on three sides
+        at least, a step in grey all along each of them) and warp the paper to a rectangle
+        before OCR (:mod:`confidence.documents.perspective`): a receipt photographed at an angle
+        has converging lines that no deskew straightens. ``Page.outline`` keeps the corners
+        and the page's note says so. Scans, whose paper fills the picture, are never changed.
 
     Returns
     -------
@@ -168,6 +175,7 @@ def load_document(
         "grid_shape": (int(grid_shape[0]), int(grid_shape[1])),
         "enlarge_small_text": bool(enlarge_small_text),
         "hidden_text": hidden_text,
+        "flatten_photos": bool(flatten_photos),
     }
     try:
         with path.open("rb") as fh:
@@ -187,6 +195,18 @@ def load_document(
 
 def _ocr_to_page(gray, dpi: float, number: int, path: Path, opts: dict, notes: list[str]) -> Page:
     from confidence.documents._ocr import ocr_page
+    from confidence.documents.perspective import find_outline, flatten
+
+    outline = find_outline(gray) if opts["flatten_photos"] else None
+    if outline is not None:
+        shape = gray.shape
+        gray = flatten(gray, outline)
+        share = gray.size / (shape[0] * shape[1])
+        notes = [
+            *notes,
+            f"photographed paper flattened: its outline ({share:.0%} of the picture) warped "
+            "to a rectangle",
+        ]
 
     res = ocr_page(
         gray,
@@ -210,6 +230,7 @@ def _ocr_to_page(gray, dpi: float, number: int, path: Path, opts: dict, notes: l
         quality=res.quality,
         grid=res.grid,
         notes=(*notes, *res.notes),
+        outline=outline,
         image=res.gray if opts["keep_images"] else None,
     )
 

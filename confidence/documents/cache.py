@@ -43,7 +43,8 @@ INGEST_VERSION = "12"
 12: a scanned PDF page under another program's invisible OCR text is read by tesseract
    (``load_document(hidden_text="ocr")``), not from that text; so is a PDF page whose text
    layer has no Unicode for a fifth of its characters; a character drawn twice at the same
-   place (bold by overprinting) is read once."""
+   place (bold by overprinting) is read once; a photographed paper's outline is flattened
+   (:mod:`confidence.documents.perspective`)."""
 
 
 def default_cache_dir() -> Path:

@@ -5,10 +5,10 @@ Only files under the documents folder are ever opened: a doc_id is looked up in 
 walking the folder (a dataset folder's ``labels.jsonl`` when there is one), and a raw path asked
 for by URL must resolve inside the folder (:meth:`DocumentFolder.safe_file`).
 
-Pages are rendered from the original file (PDF pages with PDFium, images with Pillow) as JPEG,
-turned and straightened as ingestion did (``Page.rotation``, ``Page.deskew_deg``) so the
-normalised word boxes of :class:`~confidence.types.Page` land on the picture; a small LRU keeps
-recent renders.
+Pages are rendered from the original file (PDF pages with PDFium, images with Pillow, EXIF
+orientation applied) as JPEG, flattened, turned and straightened as ingestion did
+(``Page.outline``, ``Page.rotation``, ``Page.deskew_deg``) so the normalised word boxes of
+:class:`~confidence.types.Page` land on the picture; a small LRU keeps recent renders.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def line_box(document: Document, line: int | None) -> tuple[int, BBox, str] | No
 def _image_frame(path: Path, index: int, width: int, turned: bool) -> np.ndarray:
     """Frame ``index`` of an image file as grey pixels, decoded no larger than needed for an
     upright width of about ``width`` (JPEGs decode at 1/2, 1/4, 1/8 scale directly)."""
-    from PIL import Image, ImageSequence
+    from PIL import Image, ImageOps, ImageSequence
 
     with Image.open(path) as img:
         for i, frame in enumerate(ImageSequence.Iterator(img)):
@@ -176,6 +176,8 @@ def _image_frame(path: Path, index: int, width: int, turned: bool) -> np.ndarray
             if upright_w * h > 0 and frame.format == "JPEG" and upright_w > width:
                 s = width / upright_w
                 frame.draft("L", (int(w * s), int(h * s)))
+            if i == 0 and frame.getexif().get(0x0112, 1) != 1:  # as ingestion turns it
+                frame = ImageOps.exif_transpose(frame)
             return np.asarray(frame.convert("L"))
     raise DocumentError(path, f"has no page {index + 1}")
 
@@ -198,7 +200,13 @@ def _raster(path: Path, page: Page, index: int, width: int) -> np.ndarray:
             upright_pt = h_pt if turned else w_pt
             gray, _dpi, _note = render(pdf, index, 72.0 * width / max(upright_pt, 1.0), _MAX_PIXELS)
     else:
-        gray = _image_frame(path, index, width, turned)
+        # a photographed paper covers part of the picture: decode enough of it for ``width``
+        xs = [x for x, _ in page.outline] if page.outline is not None else [0.0, 1.0]
+        gray = _image_frame(path, index, round(width / max(0.1, max(xs) - min(xs))), turned)
+    if page.outline is not None:  # a photographed paper, flattened as ingestion did
+        from confidence.documents.perspective import flatten
+
+        gray = flatten(gray, page.outline)
     upright_w = gray.shape[0] if turned else gray.shape[1]
     if upright_w > width * 1.1:
         s = width / upright_w
@@ -245,7 +253,7 @@ class PageRenderer:
         if not 0 <= index < len(document.pages):
             raise DocumentError(path, f"has no page {index + 1}")
         page = document.pages[index]
-        key = (str(path), index, page.rotation, page.deskew_deg)
+        key = (str(path), index, page.rotation, page.deskew_deg, page.outline)
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:

@@ -62,3 +62,27 @@ def test_renderer_keeps_a_bounded_cache(scans, loaded_scans):
 def test_locate_nothing_for_empty_values(loaded_scans):
     assert locate(loaded_scans["clean"], None, "amount") is None
     assert locate(loaded_scans["clean"], "  ", "text") is None
+
+
+@pytest.mark.parametrize("suffix", [".png", ".jpg"])
+def test_a_photographed_page_is_shown_flattened(invoice_gray, tmp_path, suffix):
+    from confidence.documents import load_document
+    from tests.documents.test_perspective import AT_AN_ANGLE
+    from tests.fixtures import docs as fx
+
+    path = fx.save_image(fx.photograph(invoice_gray, AT_AN_ANGLE), tmp_path / f"p{suffix}", 200.0)
+    doc = load_document(path)
+    page = doc.pages[0]
+    assert page.outline is not None
+    word = max(page.words, key=lambda w: len(w.text) * (w.ocr_conf > 0.8))
+    found = locate(doc, word.text, None)
+    gray = cv2.imdecode(
+        np.frombuffer(PageRenderer(width=800).picture(path, doc, 0), np.uint8),
+        cv2.IMREAD_GRAYSCALE,
+    )
+    assert abs(gray.shape[1] / gray.shape[0] - page.width / page.height) < 0.01
+    assert gray.shape[1] >= 700  # decoded large enough for the paper, not for the picture
+    x0, y0, x1, y1 = found[1]
+    dy = (y1 - y0) * 3
+    below = (x0, min(1.0, y1 + dy), x1, min(1.0, y1 + 2 * dy))
+    assert _ink_in(gray, found[1]) > 0.08 and _ink_in(gray, found[1]) > _ink_in(gray, below)
