@@ -53,6 +53,12 @@ def add_read_once_arg(p: argparse.ArgumentParser) -> None:
         "page as the page's words (default: read such a page by OCR, like any scan; the "
         "confidence model never saw another program's OCR)",
     )
+    p.add_argument(
+        "--no-flatten",
+        action="store_true",
+        help="read a photographed page as it lies (default: a paper photographed at an angle "
+        "on a darker background is flattened to a rectangle before OCR)",
+    )
 
 
 def load_options(args) -> dict:
@@ -63,6 +69,8 @@ def load_options(args) -> dict:
         out["enlarge_small_text"] = False
     if getattr(args, "keep_hidden_text", False):
         out["hidden_text"] = "keep"
+    if getattr(args, "no_flatten", False):
+        out["flatten_photos"] = False
     return out
 
 

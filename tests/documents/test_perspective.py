@@ -74,3 +74,6 @@ def test_inspect_says_the_photo_was_flattened(photo, capsys):
     (page,) = json.loads(capsys.readouterr().out)["pages"]
     assert "INV-2024-0042" in page["text"]
     assert any("photographed paper flattened" in n for n in page["notes"])
+    assert main(["inspect", str(photo), "--json", "--no-flatten"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert not any("flattened" in n for n in page["notes"])
