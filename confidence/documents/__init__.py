@@ -49,6 +49,9 @@ __all__ = [
 SUPPORTED_SUFFIXES = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
 HIDDEN_TEXT_CHOICES = ("ocr", "keep")
 """Values of ``load_document(hidden_text=...)``."""
+HIDDEN_TEXT_FALLBACK = 0.3
+"""A page read by OCR instead of its invisible text layer keeps that layer after all when
+tesseract reads fewer words than this share of the layer's (a scan too poor for it)."""
 _DEFAULT_MAX_PIXELS = 60_000_000  # ~A4 at 650 dpi; a grey raster this size is 60 MB
 
 
@@ -130,7 +133,9 @@ def load_document(
         scan quality; the note says the invisible layer was set aside). ``"keep"`` takes the
         invisible words as the page's text (``source="pdf"``, confidence 1.0 for every word, as
         for digital text), which the confidence model, trained on digital and tesseract-read
-        pages, never saw. Visible text is always taken as it is.
+        pages, never saw. Visible text is always taken as it is. When tesseract reads fewer
+        than 30 % as many words as the invisible layer holds (a scan too poor for it), the
+        layer is kept after all, and the note says so.
     flatten_photos : bool, default True
         Find a photographed paper's outline on a darker background (background on three sides
         at least, a step in grey all along each of them) and warp the paper to a rectangle
@@ -272,6 +277,7 @@ def _load_pdf(path: Path, opts: dict) -> tuple[Page, ...]:
                 number = index + 1
                 notes: list[str] = []
                 words, scanned = [], True
+                hidden_words: list = []
                 if plumber is None:
                     notes.append(f"text layer unreadable ({plumber_error}); OCR used")
                 else:
@@ -294,41 +300,57 @@ def _load_pdf(path: Path, opts: dict) -> tuple[Page, ...]:
                         notes.append(f"text visibility unreadable ({type(e).__name__})")
                         hidden = False
                     if hidden:
-                        notes.append(
-                            f"invisible text layer over a page image (another program's OCR, "
-                            f"{len(words)} words) set aside; page read by OCR"
-                        )
+                        hidden_words = words
                         words, scanned = [], True
                 if scanned:
                     gray, dpi, note = render(pdf, index, opts["dpi"], opts["max_pixels"])
                     if note:
                         notes.append(note)
-                    pages.append(_ocr_to_page(gray, dpi, number, path, opts, notes))
-                    continue
-                gray, dpi, note = render(pdf, index, opts["digital_dpi"], opts["max_pixels"])
-                if note:
-                    notes.append(note)
-                quality, grid = measure_page(
-                    gray, dpi, words, rows=opts["grid_shape"][0], cols=opts["grid_shape"][1]
-                )
-                pages.append(
-                    Page(
-                        number=number,
-                        width=int(gray.shape[1]),
-                        height=int(gray.shape[0]),
-                        words=tuple(words),
-                        source="pdf",
-                        dpi=float(dpi),
-                        quality=quality,
-                        grid=grid,
-                        notes=tuple(notes),
-                        image=gray if opts["keep_images"] else None,
+                    if hidden_words:
+                        notes.append(
+                            f"invisible text layer over a page image (another program's OCR, "
+                            f"{len(hidden_words)} words) set aside; page read by OCR"
+                        )
+                    page = _ocr_to_page(gray, dpi, number, path, opts, notes)
+                    if len(page.words) >= HIDDEN_TEXT_FALLBACK * len(hidden_words):
+                        pages.append(page)
+                        continue
+                    # tesseract read next to nothing where the other program read words
+                    notes[-1] = (
+                        f"invisible text layer over a page image (another program's OCR) kept: "
+                        f"tesseract read {len(page.words)} words where it has "
+                        f"{len(hidden_words)}"
                     )
-                )
+                    words = hidden_words
+                pages.append(_text_page(pdf, index, number, words, notes, opts))
         finally:
             if plumber is not None:
                 plumber.close()
     return tuple(pages)
+
+
+def _text_page(pdf, index: int, number: int, words, notes: list[str], opts: dict) -> Page:
+    """A page whose words come from the PDF's text layer; rendered only to measure quality."""
+    from confidence.documents._pdf import render
+
+    gray, dpi, note = render(pdf, index, opts["digital_dpi"], opts["max_pixels"])
+    if note:
+        notes.append(note)
+    quality, grid = measure_page(
+        gray, dpi, words, rows=opts["grid_shape"][0], cols=opts["grid_shape"][1]
+    )
+    return Page(
+        number=number,
+        width=int(gray.shape[1]),
+        height=int(gray.shape[0]),
+        words=tuple(words),
+        source="pdf",
+        dpi=float(dpi),
+        quality=quality,
+        grid=grid,
+        notes=tuple(notes),
+        image=gray if opts["keep_images"] else None,
+    )
 
 
 # ---------------------------------------------------------------------------------------- batch

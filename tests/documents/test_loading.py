@@ -493,6 +493,15 @@ def test_a_scan_under_an_invisible_ocr_layer_is_read_by_ocr(tmp_path, invoice_gr
     assert not any("invisible" in n for n in kept.notes)
 
 
+def test_the_invisible_layer_stays_where_tesseract_reads_next_to_nothing(tmp_path):
+    # a page image OCR cannot read (blank here), under the words another program read
+    blank = np.full((800, 600), 255, np.uint8)
+    words = [f"Line {i} of the other program's reading" for i in range(8)]
+    page = load_document(_searchable_pdf(tmp_path / "poor.pdf", blank, words)).pages[0]
+    assert page.source == "pdf" and page.text.splitlines() == words
+    assert any("kept: tesseract read 0 words where it has 56" in n for n in page.notes)
+
+
 def test_visible_text_over_a_page_image_is_kept(tmp_path, invoice_gray):
     # text drawn normally (mode 0) over a full-page picture: a digital page with a background
     pdf = _searchable_pdf(
