@@ -262,13 +262,14 @@ def unmapped_share(plumber_page: Any) -> float:
 def hidden_text(pdf: Any, index: int, plumber_page: Any) -> bool:
     """Whether page ``index`` is a scan under an invisible text layer (a "searchable PDF").
 
-    Scanners and OCR programs write the words they read as invisible text (PDF text render
-    mode 3) over the page image, so that the page can be searched and copied. That text is
-    another program's OCR, with its misreads and without confidences; this module's callers
-    read such a page with tesseract instead, as a scan (``load_document(hidden_text="ocr")``).
-    A page qualifies when images cover at least half of it and at least
-    :data:`HIDDEN_TEXT_SHARE` of its text objects are invisible; visible text over a background
-    image (a letterhead drawn as a picture) does not.
+    Scanners and OCR programs write the words they read as invisible text over the page image,
+    so that the page can be searched and copied: in text render mode 3 (neither filled nor
+    stroked) or 7 (a clip path only), or drawn first and covered by the image drawn after it.
+    That text is another program's OCR, with its misreads and without confidences; this
+    module's callers read such a page with tesseract instead, as a scan
+    (``load_document(hidden_text="ocr")``). A page qualifies when images cover at least half
+    of it and at least :data:`HIDDEN_TEXT_SHARE` of its text objects are hidden; visible text
+    over a background image (a letterhead drawn as a picture) does not.
     """
     if image_cover(plumber_page) < _IMAGE_COVER:
         return False
@@ -277,16 +278,32 @@ def hidden_text(pdf: Any, index: int, plumber_page: Any) -> bool:
     with PDFIUM_LOCK:
         page = pdf[index]
         try:
-            modes = [
-                pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw)
+            width, height = page.get_size()
+            # in drawing order: a text object is covered by a page-sized image drawn later
+            objects = [
+                (
+                    obj.type,
+                    pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw)
+                    if obj.type == pdfium_c.FPDF_PAGEOBJ_TEXT
+                    else None,
+                    obj.get_bounds(),
+                )
                 for obj in page.get_objects()
-                if obj.type == pdfium_c.FPDF_PAGEOBJ_TEXT
+                if obj.type in (pdfium_c.FPDF_PAGEOBJ_TEXT, pdfium_c.FPDF_PAGEOBJ_IMAGE)
             ]
         finally:
             page.close()
-    if not modes:
-        return False
-    return sum(m in _INVISIBLE_MODES for m in modes) >= HIDDEN_TEXT_SHARE * len(modes)
+    n_text = hidden = 0
+    covered_from = len(objects)  # index of the last page-sized image; text before it is hidden
+    for i, (kind, _, (left, bottom, right, top)) in enumerate(objects):
+        area = max(0.0, right - left) * max(0.0, top - bottom)
+        if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE and area >= _IMAGE_COVER * width * height:
+            covered_from = i
+    for i, (kind, mode, _) in enumerate(objects):
+        if kind == pdfium_c.FPDF_PAGEOBJ_TEXT:
+            n_text += 1
+            hidden += mode in _INVISIBLE_MODES or i < covered_from
+    return n_text > 0 and hidden >= HIDDEN_TEXT_SHARE * n_text
 
 
 def text_layer_words(plumber_page: Any) -> tuple[list[Word], bool]:

@@ -502,6 +502,22 @@ def test_the_invisible_layer_stays_where_tesseract_reads_next_to_nothing(tmp_pat
     assert any("kept: tesseract read 0 words where it has 56" in n for n in page.notes)
 
 
+def test_text_drawn_under_a_page_image_is_hidden_text_too(tmp_path, invoice_gray):
+    # some programs hide their OCR by drawing it first and the scan over it
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    h, w = invoice_gray.shape
+    size = (w * 72.0 / 200, h * 72.0 / 200)
+    pdf = tmp_path / "under.pdf"
+    c = canvas.Canvas(str(pdf), pagesize=size)
+    c.drawString(72, 72, "UNDER THE IMAGE 99.99")
+    c.drawImage(ImageReader(Image.fromarray(invoice_gray)), 0, 0, width=size[0], height=size[1])
+    c.save()
+    page = load_document(pdf).pages[0]
+    assert page.source == "ocr" and "INV-2024-0042" in page.text and "UNDER" not in page.text
+
+
 def test_visible_text_over_a_page_image_is_kept(tmp_path, invoice_gray):
     # text drawn normally (mode 0) over a full-page picture: a digital page with a background
     pdf = _searchable_pdf(
