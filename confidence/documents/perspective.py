@@ -13,6 +13,8 @@ The outline is looked for only where it can be told apart from a scan's own stru
 * one four-cornered convex shape covering :data:`MIN_AREA` to :data:`MAX_AREA` of the picture,
   seen at an angle: two opposite sides converge by :data:`MIN_CONVERGENCE` or more (a paper
   lying flat before the lens only needs the deskew every page gets);
+* nothing else as bright and a fifth as large beside it (two receipts in one picture are read
+  as they lie, both of them);
 * background on at least three of its sides: a side lying along the picture's edge is no edge
   of the paper. A scan whose dark header band or scanner lid shadow borders the paper on one
   side has three sides on the picture's edges and is read as it is;
@@ -55,6 +57,9 @@ _EDGE = 0.02
 """A corner within this share of the picture's size of an edge lies on it."""
 _WORK_SIZE = 800
 """Longest side of the reduced copy the outline is looked for on."""
+_SECOND_PAPER = 0.2
+"""A second bright shape this large beside the paper (another receipt) leaves the picture as it
+is."""
 _MIN_STEP_SHARE = 0.8
 _STEP_SAMPLES = 24
 _STEP_REACH = 0.015
@@ -80,6 +85,10 @@ def find_outline(gray: np.ndarray) -> Outline | None:
     [(61, 40), (240, 61), (229, 360), (70, 349)]
     >>> find_outline(np.full((400, 300), 230, np.uint8)) is None  # a plain scan
     True
+    >>> two = photo.copy()
+    >>> _ = cv2.rectangle(two, (2, 5), (45, 300), 230, -1)  # a second receipt beside it
+    >>> find_outline(two) is None
+    True
     >>> banded = np.full((400, 300), 230, np.uint8)
     >>> banded[:60] = 90  # a scan with a dark header band: one side only
     >>> find_outline(banded) is None
@@ -102,9 +111,12 @@ def find_outline(gray: np.ndarray) -> Outline | None:
     contours, _ = cv2.findContours(bright, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     if not contours:
         return None
-    paper = max(contours, key=cv2.contourArea)
+    contours = sorted(contours, key=cv2.contourArea, reverse=True)
+    paper = contours[0]
     if not MIN_AREA <= cv2.contourArea(paper) / (sh * sw) <= MAX_AREA:
         return None
+    if len(contours) > 1 and cv2.contourArea(contours[1]) >= _SECOND_PAPER * cv2.contourArea(paper):
+        return None  # two papers in one picture: flattening one would drop the other
     corners = cv2.approxPolyDP(paper, 0.02 * cv2.arcLength(paper, True), True)
     if len(corners) != 4 or not cv2.isContourConvex(corners):
         return None

@@ -43,8 +43,9 @@ def test_outline_of_a_photographed_page(invoice_gray):
         lambda g: fx.photograph(g, FLAT),  # flat before the lens: nothing to flatten
         lambda g: fx.photograph(g, AT_AN_ANGLE, background=235),  # no darker background
         lambda g: np.vstack([np.full((300, g.shape[1]), 80, np.uint8), g]),  # a dark band
+        lambda g: np.hstack([fx.photograph(g, AT_AN_ANGLE)] * 2),  # two receipts, both kept
     ],
-    ids=["scan", "flat", "pale-table", "header-band"],
+    ids=["scan", "flat", "pale-table", "header-band", "two-papers"],
 )
 def test_no_outline_where_there_is_nothing_to_flatten(invoice_gray, picture):
     assert find_outline(picture(invoice_gray)) is None
