@@ -5,10 +5,11 @@ Usage::
     python benchmarks/bench_photos.py [--n 40] [--seed 5] [--receipts DIR]
         [--out benchmarks/results/photos.json]
 
-Without ``--receipts`` it makes ``--n`` digital synthetic receipts (``extractconf synth --kind
-receipt --scan-ratio 0``, seed ``--seed``) in a temporary folder. Each receipt's PDF is rendered
-at 200 dpi and "photographed": put on a dark, blurred table (grey 70) at random corners (each
-moved up to 4 % of the receipt's width from a rectangle, so its sides converge), lit unevenly,
+Without ``--receipts`` it makes ``--n`` digital synthetic receipts
+(:func:`confidence.datasets.synthetic.generate`, ``kind="receipt"``, no scans, seed ``--seed``, as
+``extractconf synth --kind receipt`` makes them) in a temporary folder. Each receipt's PDF is
+rendered at 200 dpi and "photographed": put on a dark, blurred table (grey 70) at random corners
+(each moved up to 4 % of the receipt's width from a rectangle, so its sides converge), lit unevenly,
 saved as a JPEG of quality 85 without a resolution. The candidate ranker's reading
 (:meth:`~confidence.calls.ranker.CandidateRanker.read`) is then scored field by field
 (:func:`~confidence.datasets.matching.is_correct`) on
@@ -102,16 +103,15 @@ def main(argv=None) -> int:
     import cv2
     import numpy as np
 
-    from confidence.cli import main as cli
     from confidence.datasets.folder import Dataset
+    from confidence.datasets.synthetic import generate
     from confidence.documents._pdf import open_pdf, render
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.receipts
         if folder is None:
             folder = Path(tmp) / "receipts"
-            cli(["synth", str(folder), "--n", str(args.n), "--seed", str(args.seed),
-                 "--kind", "receipt", "--scan-ratio", "0"])  # fmt: skip
+            generate(folder, args.n, seed=args.seed, kind="receipt", scan_ratio=0.0)
         ds = Dataset.open(folder)
         ds = type(ds)(ds.path, ds.schema, [r for r in ds.records if ds.path_of(r).suffix == ".pdf"])
         if not ds.records:
