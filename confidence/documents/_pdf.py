@@ -306,6 +306,29 @@ def hidden_text(pdf: Any, index: int, plumber_page: Any) -> bool:
     return n_text > 0 and hidden >= HIDDEN_TEXT_SHARE * n_text
 
 
+def _overprinted(chars: list[dict[str, Any]]) -> bool:
+    """Whether some character is drawn twice within 1 pt (checked before pdfplumber's
+    ``dedupe_chars``, which doubles the time a page's words take, is run).
+
+    Examples
+    --------
+    >>> c = lambda t, x: {"text": t, "x0": x, "top": 10.0}
+    >>> _overprinted([c("l", 10.0), c("l", 13.0)]), _overprinted([c("B", 10.0), c("B", 10.4)])
+    (False, True)
+    """
+    seen: dict[tuple[str, int, int], list[tuple[float, float]]] = {}
+    for ch in chars:
+        x, y = float(ch["x0"]), float(ch["top"])
+        key = (ch["text"], int(x // 2), int(y // 2))
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                for ox, oy in seen.get((key[0], key[1] + dx, key[2] + dy), ()):
+                    if abs(ox - x) <= 1.0 and abs(oy - y) <= 1.0:
+                        return True
+        seen.setdefault(key, []).append((x, y))
+    return False
+
+
 def text_layer_words(plumber_page: Any) -> tuple[list[Word], bool]:
     """Words of a digital page in reading order, and whether the page should be OCR'd instead.
 
@@ -314,7 +337,8 @@ def text_layer_words(plumber_page: Any) -> tuple[list[Word], bool]:
     or more at (nearly) the same place, as some programs draw bold type, counts once
     (pdfplumber's ``dedupe_chars``: ``IInnvvooiiccee`` was read for ``Invoice``)."""
     width, height = float(plumber_page.width), float(plumber_page.height)
-    plumber_page = plumber_page.dedupe_chars()
+    if _overprinted(plumber_page.chars):
+        plumber_page = plumber_page.dedupe_chars()
     upright_page = plumber_page.filter(
         lambda obj: obj.get("object_type") != "char" or bool(obj["upright"])
     )
