@@ -7,6 +7,7 @@ import gc
 import sys
 
 from confidence.cli._args import positive_float
+from confidence.cli._engine_common import add_read_once_arg, load_options
 
 EPILOG = """\
 Opens a local web app (http://127.0.0.1:8765/ by default) that shows, one at a time, the fields
@@ -69,6 +70,7 @@ def register(subparsers) -> None:
                    help="the runs.jsonl scored: box the line a value was read from when the "
                         "value itself is not found on the page")  # fmt: skip
     p.add_argument("--cache-dir", default=None, help="OCR cache folder")
+    add_read_once_arg(p)  # read the pages as score read them
     g = p.add_mutually_exclusive_group()
     g.add_argument("--export", metavar="QUEUE", help="write the queue to .csv/.jsonl and exit")
     g.add_argument("--import", dest="import_", metavar="FILE",
@@ -122,7 +124,9 @@ def run(args) -> int:
     from confidence.review.pages import DocumentFolder
     from confidence.schema import Schema
 
-    folder = DocumentFolder(args.documents, cache=DocumentCache(args.cache_dir))
+    folder = DocumentFolder(
+        args.documents, cache=DocumentCache(args.cache_dir, **load_options(args))
+    )
     schema = Schema.load(args.schema) if args.schema else None
     url = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}/"
     p = queue.progress()

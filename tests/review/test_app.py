@@ -163,6 +163,26 @@ def test_non_local_bind_without_token_is_refused(docs, tmp_path, capsys):
     assert "--token" in capsys.readouterr().err
 
 
+def test_review_reads_the_pages_with_the_options_score_used(docs, tmp_path, monkeypatch):
+    import confidence.review.app as app_module
+
+    _, ds, gold = docs
+    scored = tmp_path / "scored.jsonl"
+    scored.write_text("".join(json.dumps(r) + "\n" for r in _rows(gold)))
+    served = []
+    monkeypatch.setattr(app_module, "serve", lambda kwargs, **kw: served.append(kwargs))
+    flags = ["--read-once", "--keep-hidden-text", "--no-flatten"]
+    assert main(["review", str(scored), "--documents", str(ds), *flags]) == 0
+    assert main(["review", str(scored), "--documents", str(ds)]) == 0
+    with_flags, default = (s["folder"].cache.load_options for s in served)
+    assert with_flags == {
+        "enlarge_small_text": False,
+        "hidden_text": "keep",
+        "flatten_photos": False,
+    }
+    assert default == {}
+
+
 def test_an_empty_queue_says_so(docs, tmp_path):
     c = TestClient(_app(docs, tmp_path), base_url=BASE)
     for _ in range(3):
