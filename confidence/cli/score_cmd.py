@@ -166,7 +166,16 @@ def _inputs(args):
             items += [(r.doc_id, ds.path_of(r), None) for r in ds.records]
         elif p.is_dir():
             bases.append(p)
-            files += [f for f in sorted(p.iterdir()) if f.is_file() and not f.name.startswith(".")]
+            entries = [f for f in sorted(p.iterdir()) if not f.name.startswith(".")]
+            files += [f for f in entries if f.is_file()]
+            if subs := [f.name for f in entries if f.is_dir()]:  # not read: say so
+                more = f" and {len(subs) - 5} more" if len(subs) > 5 else ""
+                shown = ", ".join(subs[:5]) + more
+                print(
+                    f"{p}: warning: {len(subs)} subfolder(s) not read ({shown}); "
+                    "pass them as inputs to score what they hold",
+                    file=sys.stderr,
+                )
         else:
             bases.append(p.parent)
             files.append(p)

@@ -12,6 +12,8 @@ from confidence.errors import DocumentError
 
 _ASSUMED_DPI = 300.0
 _DPI_RANGE = (50.0, 1200.0)  # file resolutions outside this are placeholders, not measurements
+_ANISOTROPY = 1.1
+"""Horizontal and vertical resolutions further apart than this factor are resampled square."""
 
 # Magic numbers of the formats we read, and what other common content looks like.
 _MAGIC = {
@@ -54,15 +56,43 @@ def _to_gray(frame) -> np.ndarray:
     return np.asarray(frame.convert("L"))
 
 
-def _frame_dpi(frame) -> tuple[float, bool]:
+def _frame_dpi(frame) -> tuple[float, float, bool]:
+    """``(horizontal dpi, vertical dpi, recorded)``; both assumed when the file holds none."""
     dpi = frame.info.get("dpi")
     try:
-        value = float(dpi[0]) if dpi else 0.0
+        x = float(dpi[0]) if dpi else 0.0
+        y = float(dpi[1]) if dpi and len(dpi) > 1 else x
     except (TypeError, ValueError, IndexError):
-        value = 0.0
-    if _DPI_RANGE[0] <= value <= _DPI_RANGE[1]:
-        return value, True
-    return _ASSUMED_DPI, False
+        x = y = 0.0
+    if _DPI_RANGE[0] <= x <= _DPI_RANGE[1]:
+        return x, (y if _DPI_RANGE[0] <= y <= _DPI_RANGE[1] else x), True
+    return _ASSUMED_DPI, _ASSUMED_DPI, False
+
+
+def square_pixels(gray: np.ndarray, x_dpi: float, y_dpi: float) -> tuple[np.ndarray, float, bool]:
+    """Resample a raster whose pixels are not square to the finer of its two resolutions.
+
+    A fax is scanned at about 204 x 98 dpi ("normal" mode): each pixel is twice as tall as it is
+    wide, and OCR, which assumes square pixels, sees every letter squashed to half its height.
+    Resolutions within :data:`_ANISOTROPY` of each other are left alone. Returns the raster,
+    its (now single) resolution and whether it was resampled.
+
+    Examples
+    --------
+    >>> g, dpi, done = square_pixels(np.zeros((98, 204), np.uint8), 204.0, 98.0)
+    >>> g.shape, dpi, done
+    ((204, 204), 204.0, True)
+    >>> square_pixels(np.zeros((10, 10), np.uint8), 300.0, 299.0)[1:]
+    (300.0, False)
+    """
+    import cv2
+
+    lo, hi = sorted((x_dpi, y_dpi))
+    if hi <= lo * _ANISOTROPY:
+        return gray, x_dpi, False
+    h, w = gray.shape
+    size = (round(w * hi / x_dpi), round(h * hi / y_dpi))
+    return cv2.resize(gray, size, interpolation=cv2.INTER_CUBIC), hi, True
 
 
 def iter_frames(path: Path, max_pixels: int) -> Iterator[tuple[np.ndarray, float, list[str]]]:
@@ -82,6 +112,7 @@ def iter_frames(path: Path, max_pixels: int) -> Iterator[tuple[np.ndarray, float
         with img:
             for index, frame in enumerate(ImageSequence.Iterator(img)):
                 notes: list[str] = []
+                drafted = False
                 w, h = frame.size
                 if w < 1 or h < 1:
                     raise DocumentError(path, f"frame {index + 1} has no pixels ({w}x{h})")
@@ -90,6 +121,7 @@ def iter_frames(path: Path, max_pixels: int) -> Iterator[tuple[np.ndarray, float
                         # JPEG can decode at 1/2, 1/4 or 1/8 scale without the full raster.
                         factor = (max_pixels / (w * h)) ** 0.5
                         frame.draft("L", (int(w * factor), int(h * factor)))
+                        drafted = True
                         notes.append(f"downscaled from {w}x{h} at decode")
                     else:
                         raise DocumentError(
@@ -97,18 +129,30 @@ def iter_frames(path: Path, max_pixels: int) -> Iterator[tuple[np.ndarray, float
                             f"image is {w}x{h} ({w * h / 1e6:.0f} MP), above the "
                             f"{max_pixels / 1e6:.0f} MP limit; downscale it or raise max_pixels",
                         )
-                dpi, known = _frame_dpi(frame)
+                dpi, y_dpi, known = _frame_dpi(frame)
                 if not known:
                     notes.append(f"resolution not recorded in file; assumed {dpi:.0f} dpi")
                 try:
-                    if index == 0 and frame.getexif().get(0x0112, 1) != 1:
+                    orientation = frame.getexif().get(0x0112, 1) if index == 0 else 1
+                    if orientation != 1:
                         frame = ImageOps.exif_transpose(frame)
                         notes.append("EXIF orientation applied")
+                        if orientation in (5, 6, 7, 8):  # turned a quarter: the axes swap
+                            dpi, y_dpi = y_dpi, dpi
                     gray = _to_gray(frame)
                 except (OSError, SyntaxError, ValueError) as e:
                     raise DocumentError(
                         path, f"image data is truncated or corrupt (frame {index + 1}): {e}"
                     ) from None
+                if not drafted:
+                    gray, square, resampled = square_pixels(gray, dpi, y_dpi)
+                    if resampled:
+                        notes.append(
+                            f"pixels not square ({dpi:.0f} x {y_dpi:.0f} dpi, as in a fax); "
+                            f"resampled to {square:.0f} dpi both ways"
+                        )
+                        dpi = square
+                        h, w = gray.shape
                 if gray.size > max_pixels:  # draft only reaches powers of two
                     factor = (max_pixels / gray.size) ** 0.5
                     size = (

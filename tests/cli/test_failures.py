@@ -212,6 +212,8 @@ def test_score_batch_with_missing_and_unsupported_files(dataset, tmp_path, serve
     folder.mkdir()
     shutil.copy(sorted((dataset / "files").iterdir())[0], folder / "a.pdf")
     (folder / "notes.txt").write_text("not a document")
+    (folder / "scanned").mkdir()  # a subfolder is not read, and the user is told so
+    shutil.copy(sorted((dataset / "files").iterdir())[1], folder / "scanned" / "b.pdf")
     out = tmp_path / "scored.jsonl"
     code = main(["score", str(folder), str(tmp_path / "missing.pdf"),
                  "--schema", str(dataset / "schema.json"), "--out", str(out),
@@ -222,8 +224,10 @@ def test_score_batch_with_missing_and_unsupported_files(dataset, tmp_path, serve
     assert status["a"][0] == "ok"
     assert status["notes"][0] == "error" and "unsupported file type '.txt'" in status["notes"][1]
     assert status["missing"][0] == "error" and "no such file" in status["missing"][1]
+    assert "b" not in status
     err = capsys.readouterr().err
     assert "notes: error:" in err and "missing: error:" in err
+    assert f"{folder}: warning: 1 subfolder(s) not read (scanned)" in err
 
 
 @pytest.mark.parametrize("command", ["extract", "score", "train", "evaluate", "tune"])

@@ -128,3 +128,18 @@ def test_inspect_reads_overprinted_bold_once(tmp_path, capsys):
     assert main(["inspect", str(pdf), "--json"]) == 0
     (page,) = json.loads(capsys.readouterr().out)["pages"]
     assert page["text"] == "Total 1,234.50"
+
+
+def test_inspect_notes_a_fax_resampled_to_square_pixels(tmp_path, invoice_gray, capsys):
+    from PIL import Image
+
+    squashed = Image.fromarray(invoice_gray).resize(
+        (invoice_gray.shape[1], invoice_gray.shape[0] // 2), Image.BILINEAR
+    )
+    path = tmp_path / "fax.png"
+    squashed.save(path, dpi=(200, 100))
+    assert main(["inspect", str(path), "--json", "--text", "10000"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    page = out["pages"][0]
+    assert any("pixels not square" in n for n in page["notes"])
+    assert "ACME" in page["text"] and "Total" in page["text"]

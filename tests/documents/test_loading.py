@@ -172,6 +172,42 @@ def test_rgba_png_and_missing_dpi(tmp_path, invoice_gray):
     assert "ACME" in page.text
 
 
+def _fax(gray: np.ndarray, path, fmt: str):
+    """``gray`` (a 200 dpi scan) as a fax sends it: half the lines, 200 x 100 dpi."""
+    squashed = Image.fromarray(gray).resize((gray.shape[1], gray.shape[0] // 2), Image.BILINEAR)
+    if fmt == "tiff":  # bilevel, CCITT group 4, as fax machines and fax-to-mail gateways store it
+        squashed = squashed.point(lambda v: 255 if v > 160 else 0).convert("1")
+        squashed.save(path, compression="group4", dpi=(200, 100))
+    else:
+        squashed.save(path, dpi=(200, 100))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["png", "tiff"])
+def test_a_fax_with_tall_pixels_is_resampled_square_and_read(tmp_path, invoice_gray, fmt):
+    path = _fax(invoice_gray, tmp_path / f"fax.{fmt}", fmt)
+    page = load_document(path).pages[0]
+    assert any("pixels not square (200 x 100 dpi" in n for n in page.notes)
+    assert page.dpi == pytest.approx(200.0, abs=0.01)  # PNG keeps dots per metre
+    assert page.width == invoice_gray.shape[1]
+    assert abs(page.height - invoice_gray.shape[0]) <= 2
+    for text in ("ACME", "Total", "Due"):
+        assert text in page.text
+    square = load_document(fx.save_image(invoice_gray, tmp_path / "square.png", 200)).pages[0]
+    assert not any("pixels not square" in n for n in square.notes)
+    # the words land where they are on the square scan (boxes are fractions of the page)
+    assert _match_drawn(page.words, square.words[:20], 0.01) >= 0.8
+
+
+def test_square_pixels_keeps_near_equal_resolutions_and_swaps_nothing():
+    from confidence.documents._images import square_pixels
+
+    g = np.zeros((100, 300), np.uint8)
+    assert square_pixels(g, 300.0, 290.0)[0] is g  # within 10 %: left alone
+    tall, dpi, done = square_pixels(g, 100.0, 300.0)  # wide pixels: the columns are stretched
+    assert done and dpi == 300.0 and tall.shape == (100, 900)
+
+
 def test_document_json_round_trip(loaded_scans):
     doc = loaded_scans["clean"]
     again = Document.from_dict(json.loads(json.dumps(doc.to_dict())))
