@@ -76,6 +76,7 @@ _WIDE_SHARE = 0.5
 _MIN_LETTERS = 3  # shorter words (digits, "a", "of") are square or tall even when upright
 _KEEP_MARGIN = 1.2  # a turned reading must score this much more than the page as it lies
 _TURNS = {90: cv2.ROTATE_90_CLOCKWISE, 180: cv2.ROTATE_180, 270: cv2.ROTATE_90_COUNTERCLOCKWISE}
+_DARK_SHARE = 0.5  # a page with more of its pixels darker than mid-grey is also read inverted
 _DENOISE_ABOVE = 0.05  # noise sigma (0-1) above which tesseract's binarisation falls apart
 BLANK_NOTE = "blank page: OCR skipped"
 """The :attr:`Page.notes` entry of a page with no ink, which is not read."""
@@ -326,6 +327,17 @@ def _deskew(gray: np.ndarray, skew_deg: float) -> np.ndarray:
     )
 
 
+def dark_page(gray: np.ndarray) -> bool:
+    """Whether most of a page raster is darker than mid-grey (:data:`_DARK_SHARE`).
+
+    Examples
+    --------
+    >>> dark_page(np.full((40, 40), 30, np.uint8)), dark_page(np.full((40, 40), 230, np.uint8))
+    (True, False)
+    """
+    return float((gray[::4, ::4] < 128).mean()) > _DARK_SHARE
+
+
 def ocr_page(
     gray: np.ndarray,
     dpi: float,
@@ -347,6 +359,20 @@ def ocr_page(
     restore_args = (dpi, lang, timeout, path, page_no, enlarge_small_text)
     page = _read(gray, 0, *args)
     first = _judge(page.words, page.gray.shape)
+    if dark_page(gray):
+        # light print on a dark page (a dark-mode screenshot, a negative scan): tesseract reads
+        # much of it as it lies, but every later reading here (re-reads, digit checks,
+        # restorations) looks for dark ink, so the inverted page is kept unless it reads clearly
+        # worse, as a receipt photographed on a dark table does (dark around its paper)
+        inverted = _read(255 - gray, 0, *args)
+        flipped = _judge(inverted.words, inverted.gray.shape)
+        if flipped.score * _KEEP_MARGIN >= first.score and flipped.score > 0:
+            note = (
+                f"light print on a dark page: read inverted (scores {flipped.score:.0f} "
+                f"inverted, {first.score:.0f} as it lies)"
+            )
+            gray, first = 255 - gray, flipped
+            page = replace(inverted, notes=(note, *inverted.notes))
     checked = _checker(lang, timeout, path, page_no, enlarge_small_text)
     if first.upright or not page.words:  # blank, or no text to judge by in any orientation
         return checked(_restored(page, *restore_args))

@@ -388,3 +388,42 @@ def text_layer_words(plumber_page: Any) -> tuple[list[Word], bool]:
                 )
             )
     return out, scanned
+
+
+def scan_dpi(pdf: Any, index: int) -> float | None:
+    """Resolution at which page ``index``'s scan was made: the pixels per inch of the largest
+    image covering at least half of the page, as drawn there; None when no image does.
+
+    A scanner (or a program that shrank the scan) may store a page at 72-150 dpi. Rendering such
+    a page at 300 dpi interpolates pixels that were never scanned, and the raster looks sharp
+    and large to everything downstream, which then reads and measures it as a good scan. The
+    caller renders it at this resolution instead, so OCR enlarges its small text as it does for
+    a low-resolution image file (``_ocr``), and the page's quality records what was scanned.
+    An image drawn turned by a quarter (its pixel rows along the page's height) is measured
+    with its axes swapped; an image stretched unevenly gives the geometric mean of its two
+    resolutions.
+    """
+    import pypdfium2.raw as pdfium_c
+
+    with PDFIUM_LOCK:
+        page = pdf[index]
+        try:
+            width, height = page.get_size()
+            images = [
+                (obj.get_bounds(), obj.get_px_size())
+                for obj in page.get_objects()
+                if obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE
+            ]
+        finally:
+            page.close()
+    best, best_area = None, _IMAGE_COVER * width * height
+    for (left, bottom, right, top), (px_w, px_h) in images:
+        w_in, h_in = (right - left) / 72.0, (top - bottom) / 72.0
+        if w_in * h_in * 72.0 * 72.0 < best_area or min(w_in, h_in, px_w, px_h) <= 0:
+            continue
+        straight = (px_w / w_in, px_h / h_in)
+        turned = (px_h / w_in, px_w / h_in)
+        # the pairing whose two axes agree is how the image is drawn
+        x, y = min(straight, turned, key=lambda d: max(d) / min(d))
+        best, best_area = (x * y) ** 0.5, w_in * h_in * 72.0 * 72.0
+    return best

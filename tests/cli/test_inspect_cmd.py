@@ -143,3 +143,14 @@ def test_inspect_notes_a_fax_resampled_to_square_pixels(tmp_path, invoice_gray, 
     page = out["pages"][0]
     assert any("pixels not square" in n for n in page["notes"])
     assert "ACME" in page["text"] and "Total" in page["text"]
+
+
+def test_inspect_reads_a_negative_scan_inverted(tmp_path, invoice_gray, capsys):
+    from PIL import Image
+
+    path = tmp_path / "negative.png"
+    Image.fromarray(255 - invoice_gray).save(path, dpi=(200, 200))
+    assert main(["inspect", str(path), "--json", "--text", "10000"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert any(n.startswith("light print on a dark page") for n in page["notes"])
+    assert page["text"].startswith("ACME Supplies Ltd")

@@ -208,6 +208,17 @@ def test_square_pixels_keeps_near_equal_resolutions_and_swaps_nothing():
     assert done and dpi == 300.0 and tall.shape == (100, 900)
 
 
+def test_light_print_on_a_dark_page_is_read_inverted(tmp_path, invoice_gray):
+    """A negative of the scan (a dark-mode screenshot): read inverted, with a note, as well as
+    the scan itself, and every word checked again on dark-on-light crops."""
+    page = load_document(fx.save_image(255 - invoice_gray, tmp_path / "dark.png", 200)).pages[0]
+    assert any(n.startswith("light print on a dark page: read inverted") for n in page.notes)
+    clean = load_document(fx.save_image(invoice_gray, tmp_path / "clean.png", 200)).pages[0]
+    assert not any("dark page" in n for n in clean.notes)
+    assert [w.text for w in page.words] == [w.text for w in clean.words]
+    assert not any("(nothing)" in n for n in page.notes)
+
+
 def test_document_json_round_trip(loaded_scans):
     doc = loaded_scans["clean"]
     again = Document.from_dict(json.loads(json.dumps(doc.to_dict())))
@@ -604,3 +615,55 @@ def test_text_drawn_twice_for_bold_reads_once(tmp_path):
     assert page.text == "Invoice Total 1,234.50\nBookkeeping 2024-03-01"
     total = next(w for w in page.words if w.text == "1,234.50")
     assert total.bbox[2] - total.bbox[0] < 0.1  # one word's width, not three overlapping
+
+
+# ------------------------------------------------------------- a scan's own resolution in a PDF
+
+
+def _image_pdf(path, gray, dpi, *, turned=False):
+    """A PDF page that is ``gray`` drawn over the whole page at ``dpi`` pixels per inch
+    (``turned``: the raster stored a quarter-turn round, as some scanners store landscape)."""
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    h, w = gray.shape
+    size = (w * 72.0 / dpi, h * 72.0 / dpi)
+    c = canvas.Canvas(str(path), pagesize=size)
+    if turned:
+        c.translate(size[0], 0)
+        c.rotate(90)
+        c.drawImage(ImageReader(Image.fromarray(np.rot90(gray, -1))), 0, 0, size[1], size[0])
+    else:
+        c.drawImage(ImageReader(Image.fromarray(gray)), 0, 0, width=size[0], height=size[1])
+    c.save()
+    return path
+
+
+@pytest.mark.parametrize("turned", [False, True])
+def test_scan_dpi_measures_the_page_image_as_drawn(tmp_path, invoice_gray, turned):
+    from confidence.documents._pdf import open_pdf, scan_dpi
+
+    for dpi in (72.0, 200.0):
+        pdf = _image_pdf(tmp_path / f"scan{dpi:.0f}.pdf", invoice_gray, dpi, turned=turned)
+        with open_pdf(pdf) as doc:
+            assert scan_dpi(doc, 0) == pytest.approx(dpi, rel=0.01)
+    with open_pdf(fx.make_invoice_pdf(tmp_path / "digital.pdf").path) as doc:
+        assert scan_dpi(doc, 0) is None  # no page image
+
+
+def test_a_low_resolution_scan_in_a_pdf_is_noted(tmp_path, invoice_gray, capsys):
+    """Through ``extractconf inspect``: a page image at 100 dpi says so; one at 200 does not."""
+    from confidence.cli import main
+
+    low = _image_pdf(tmp_path / "low.pdf", invoice_gray[::2, ::2], 100.0)
+    assert main(["inspect", str(low), "--json"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert (
+        "page image scanned at 100 dpi (low resolution: small print is easily misread)"
+        in (page["notes"])
+    )
+    assert page["source"] == "ocr" and "ACME" in page["text"]
+    good = _image_pdf(tmp_path / "good.pdf", invoice_gray, 200.0)
+    assert main(["inspect", str(good), "--json"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert not any("scanned at" in n for n in page["notes"])
