@@ -4,7 +4,9 @@ Every page ends up upright with words (normalised boxes, confidence, font size, 
 ids), the image quality of its raster and a coarse quality grid:
 
 * a digital PDF page (it has a text layer) gives pdfplumber's words with ``ocr_conf = 1.0`` and
-  ``source = "pdf"``; it is rendered cheaply at ``digital_dpi`` only to measure quality;
+  ``source = "pdf"``; it is rendered cheaply at ``digital_dpi`` only to measure quality; a page
+  that ``/Rotate`` shows turned, its text written upright, is read as written and its raster
+  turned to match (``Page.rotation``, ``Page.notes``);
 * a PDF page without a text layer is rendered at ``dpi`` with pypdfium2 and read by tesseract, like
   every frame of an image file (``source = "ocr"``); sideways and upside-down pages are turned
   upright and small skew is straightened first (see ``Page.rotation``, ``Page.deskew_deg``,
@@ -266,6 +268,7 @@ def _load_pdf(path: Path, opts: dict) -> tuple[Page, ...]:
         UNMAPPED_SHARE,
         hidden_text,
         open_pdf,
+        reading_frame,
         render,
         scan_dpi,
         text_layer_words,
@@ -286,11 +289,13 @@ def _load_pdf(path: Path, opts: dict) -> tuple[Page, ...]:
                 notes: list[str] = []
                 words, scanned = [], True
                 hidden_words: list = []
+                turn, turn_note = 0, ""
                 if plumber is None:
                     notes.append(f"text layer unreadable ({plumber_error}); OCR used")
                 else:
                     try:
-                        words, scanned = text_layer_words(plumber.pages[index])
+                        frame, turn, turn_note = reading_frame(plumber.pages[index])
+                        words, scanned = text_layer_words(frame)
                     except Exception as e:  # one bad content stream must not lose the page
                         notes.append(f"text layer unreadable ({type(e).__name__}); OCR used")
                 if not scanned:
@@ -340,20 +345,34 @@ def _load_pdf(path: Path, opts: dict) -> tuple[Page, ...]:
                         f"{len(hidden_words)}"
                     )
                     words = hidden_words
-                pages.append(_text_page(pdf, index, number, words, notes, opts))
+                if turn_note:
+                    notes.append(turn_note)
+                pages.append(_text_page(pdf, index, number, words, notes, opts, turn))
         finally:
             if plumber is not None:
                 plumber.close()
     return tuple(pages)
 
 
-def _text_page(pdf, index: int, number: int, words, notes: list[str], opts: dict) -> Page:
-    """A page whose words come from the PDF's text layer; rendered only to measure quality."""
+def _text_page(
+    pdf, index: int, number: int, words, notes: list[str], opts: dict, turn: int = 0
+) -> Page:
+    """A page whose words come from the PDF's text layer; rendered only to measure quality.
+
+    ``turn`` (clockwise degrees) takes the page as PDFium renders it, turned by its ``/Rotate``,
+    to the frame its words were read in (:func:`~confidence.documents._pdf.reading_frame`).
+    """
+    import cv2
+    import numpy as np
+
+    from confidence.documents._ocr import _TURNS
     from confidence.documents._pdf import render
 
     gray, dpi, note = render(pdf, index, opts["digital_dpi"], opts["max_pixels"])
     if note:
         notes.append(note)
+    if turn:
+        gray = np.ascontiguousarray(cv2.rotate(gray, _TURNS[turn]))
     quality, grid = measure_page(
         gray, dpi, words, rows=opts["grid_shape"][0], cols=opts["grid_shape"][1]
     )
@@ -364,6 +383,7 @@ def _text_page(pdf, index: int, number: int, words, notes: list[str], opts: dict
         words=tuple(words),
         source="pdf",
         dpi=float(dpi),
+        rotation=turn,
         quality=quality,
         grid=grid,
         notes=tuple(notes),

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
+import math
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -214,6 +217,60 @@ def _sideways_segments(plumber_page: Any) -> list[list[dict[str, Any]]]:
                 seg.append(w)
             out.append(seg)
     return out
+
+
+def _quarter(matrix: tuple[float, ...]) -> int:
+    """Quarter turns (counter-clockwise, as PDF space has y up) of a character's baseline."""
+    return round(math.degrees(math.atan2(matrix[1], matrix[0])) / 90) % 4
+
+
+def reading_frame(plumber_page: Any) -> tuple[Any, int, str]:
+    """The page to read a digital page's words from, the clockwise turn in degrees that takes
+    the page as shown to that page, and a note for ``Page.notes`` ("" when nothing was done).
+
+    A page's ``/Rotate`` turns it clockwise when shown ("rotate and save" in a viewer writes it),
+    and pdfminer gives its characters as shown: text written upright on a page shown upside
+    down came out marked upright with every word reversed (``latoT``), and on a page shown
+    sideways one line per block, lines in the wrong order. When more characters are upright on
+    the page as written than as shown, the page is read as written (``/Rotate`` set aside),
+    through the same code as any page, so its words and normalised boxes are those of the same
+    page without ``/Rotate``; the caller turns the rendered raster (which PDFium renders as shown)
+    by the returned turn and records it in ``Page.rotation``, as for a sideways scan. Text that
+    ``/Rotate`` makes upright (a landscape page written turned) is read as shown, as before. A
+    page without ``/Rotate`` is returned as it is.
+
+    Examples
+    --------
+    >>> class P:  # text that /Rotate 180 shows upright: written upside down
+    ...     rotation = 180
+    ...     chars = [{"text": "T", "matrix": (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)}]
+    >>> reading_frame(P)[1:]
+    (0, 'page shown turned by /Rotate 180; its text read as shown')
+    >>> P.rotation = 0
+    >>> reading_frame(P)[1:]
+    (0, '')
+    """
+    shown = int(plumber_page.rotation) % 360
+    if shown not in (90, 180, 270):
+        return plumber_page, 0, ""
+    quarters = Counter(_quarter(ch["matrix"]) for ch in plumber_page.chars if ch["text"].strip())
+    as_written = (-shown // 90) % 4  # the quarter of text written upright, as shown
+    if quarters[as_written] <= quarters[0]:
+        return plumber_page, 0, f"page shown turned by /Rotate {shown}; its text read as shown"
+    import pdfplumber.page
+
+    written = copy.copy(plumber_page.page_obj)  # pdfminer turns characters by ``rotate``
+    written.rotate = 0
+    written.attrs = {**written.attrs, "Rotate": 0}  # pdfplumber sizes the page by ``/Rotate``
+    page = pdfplumber.page.Page(
+        plumber_page.pdf, written, plumber_page.page_number, plumber_page.initial_doctop
+    )
+    turn = (360 - shown) % 360
+    note = (
+        f"page shown turned by /Rotate {shown}; its text read as written, "
+        f"turned {turn} deg clockwise to make text upright"
+    )
+    return page, turn, note
 
 
 def image_cover(plumber_page: Any) -> float:

@@ -154,3 +154,23 @@ def test_inspect_reads_a_negative_scan_inverted(tmp_path, invoice_gray, capsys):
     (page,) = json.loads(capsys.readouterr().out)["pages"]
     assert any(n.startswith("light print on a dark page") for n in page["notes"])
     assert page["text"].startswith("ACME Supplies Ltd")
+
+
+def test_inspect_reads_a_pdf_page_shown_turned_by_rotate_as_written(tmp_path, capsys):
+    from tests.documents.test_pdf_rotate import _note
+    from tests.fixtures import docs as fx
+
+    spec = fx.make_invoice_pdf(
+        tmp_path / "r0.pdf", lines=fx.TOTAL_LINES, page_size=fx.TOTAL_PAGE_SIZE
+    )
+    read = {}
+    for deg in (0, 90, 180, 270):
+        pdf = fx.set_rotate(spec.path, deg, tmp_path / f"r{deg}.pdf") if deg else spec.path
+        assert main(["inspect", str(pdf), "--json", "--text", "100"]) == 0
+        (read[deg],) = json.loads(capsys.readouterr().out)["pages"]
+    for deg, page in read.items():
+        assert page["source"] == "pdf" and page["rotation"] == (360 - deg) % 360
+        assert "Invoice Total 1,234.50" in page["text"].split("\n")  # not "latoT eciovnI"
+        assert page["text"] == read[0]["text"]
+        assert (page["width"], page["height"]) == (read[0]["width"], read[0]["height"])
+        assert [n for n in page["notes"] if "/Rotate" in n] == ([_note(deg)] if deg else [])

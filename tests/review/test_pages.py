@@ -86,3 +86,29 @@ def test_a_photographed_page_is_shown_flattened(invoice_gray, tmp_path, suffix):
     dy = (y1 - y0) * 3
     below = (x0, min(1.0, y1 + dy), x1, min(1.0, y1 + 2 * dy))
     assert _ink_in(gray, found[1]) > 0.08 and _ink_in(gray, found[1]) > _ink_in(gray, below)
+
+
+@pytest.mark.parametrize("deg", [90, 180, 270])
+def test_a_digital_page_shown_turned_by_rotate_has_its_boxes_on_its_ink(tmp_path, deg):
+    from confidence.documents import load_document
+    from tests.fixtures import docs as fx
+
+    spec = fx.make_invoice_pdf(
+        tmp_path / "r0.pdf", lines=fx.TOTAL_LINES, page_size=fx.TOTAL_PAGE_SIZE
+    )
+    path = fx.set_rotate(spec.path, deg, tmp_path / f"r{deg}.pdf")
+    doc = load_document(path)
+    page = doc.pages[0]
+    assert page.rotation == 360 - deg  # turned upright like a sideways scan
+    gray = cv2.imdecode(
+        np.frombuffer(PageRenderer(width=800).picture(path, doc, 0), np.uint8),
+        cv2.IMREAD_GRAYSCALE,
+    )
+    assert abs(gray.shape[1] / gray.shape[0] - page.width / page.height) < 0.01
+    for word in page.words:
+        assert _ink_in(gray, word.bbox) > 0.08, word.text
+    found = locate(doc, "1,234.50", "amount")
+    x0, y0, x1, y1 = found[1]
+    dy = (y1 - y0) * 3
+    below = (x0, min(1.0, y1 + dy), x1, min(1.0, y1 + 2 * dy))
+    assert _ink_in(gray, found[1]) > 0.08 and _ink_in(gray, found[1]) > _ink_in(gray, below)
