@@ -26,7 +26,7 @@ from confidence.types import Document
 
 __all__ = ["INGEST_VERSION", "DocumentCache", "default_cache_dir"]
 
-INGEST_VERSION = "12"
+INGEST_VERSION = "13"
 """Bump when ingestion output changes (new OCR settings, new Word fields), to invalidate entries.
 
 4: words the page segmentation left unread are re-read (:mod:`confidence.documents._ocr`).
@@ -44,7 +44,11 @@ INGEST_VERSION = "12"
    (``load_document(hidden_text="ocr")``), not from that text; so is a PDF page whose text
    layer has no Unicode for a fifth of its characters; a character drawn twice at the same
    place (bold by overprinting) is read once; a photographed paper's outline is flattened
-   (:mod:`confidence.documents.perspective`)."""
+   (:mod:`confidence.documents.perspective`).
+13: a digital PDF page that ``/Rotate`` shows turned is read as written and turned upright; a fax's
+   pixels (204 x 98 dpi) are resampled square; light print on a dark page is read inverted; a
+   page is called blank only if it shows no ink at full size too; a low-resolution page image in
+   a PDF is noted."""
 
 
 def default_cache_dir() -> Path:
