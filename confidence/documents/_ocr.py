@@ -338,6 +338,30 @@ def dark_page(gray: np.ndarray) -> bool:
     return float((gray[::4, ::4] < 128).mean()) > _DARK_SHARE
 
 
+def light_print(gray: np.ndarray, words: tuple[Word, ...]) -> bool:
+    """Whether the words read on ``gray`` sit on a dark ground: the median grey inside their
+    boxes (mostly the ground between strokes) is below mid-grey. True when no word was read, so
+    that a page read as nothing is tried inverted too.
+
+    Examples
+    --------
+    >>> page = np.full((100, 100), 20, np.uint8)
+    >>> page[10:30, 10:90] = 235  # a light paper under the only word
+    >>> w = Word("Total", (0.1, 0.1, 0.9, 0.3))
+    >>> light_print(page, (w,)), light_print(255 - page, (w,)), light_print(page, ())
+    (False, True, True)
+    """
+    if not words:
+        return True
+    h, w = gray.shape
+    inside = [
+        gray[int(b[1] * h) : max(int(b[3] * h), int(b[1] * h) + 1),
+             int(b[0] * w) : max(int(b[2] * w), int(b[0] * w) + 1)].ravel()
+        for b in (x.bbox for x in words)
+    ]  # fmt: skip
+    return float(np.median(np.concatenate(inside))) < 128
+
+
 def ocr_page(
     gray: np.ndarray,
     dpi: float,
@@ -359,11 +383,12 @@ def ocr_page(
     restore_args = (dpi, lang, timeout, path, page_no, enlarge_small_text)
     page = _read(gray, 0, *args)
     first = _judge(page.words, page.gray.shape)
-    if dark_page(gray):
+    if dark_page(gray) and light_print(page.gray, page.words):
         # light print on a dark page (a dark-mode screenshot, a negative scan): tesseract reads
         # much of it as it lies, but every later reading here (re-reads, digit checks,
         # restorations) looks for dark ink, so the inverted page is kept unless it reads clearly
-        # worse, as a receipt photographed on a dark table does (dark around its paper)
+        # worse. A receipt photographed on a dark table is dark around its paper, but its
+        # words sit on light paper: it is read as it lies.
         inverted = _read(255 - gray, 0, *args)
         flipped = _judge(inverted.words, inverted.gray.shape)
         if flipped.score * _KEEP_MARGIN >= first.score and flipped.score > 0:
