@@ -42,13 +42,25 @@ def sniff(path: Path, head: bytes) -> str:
     raise DocumentError(path, "content is not a PDF, PNG, JPEG, TIFF, BMP or WebP image")
 
 
+def _uniform(image) -> bool:
+    """Whether an image shows (almost) nothing: its grey values spread by under 2 levels."""
+    return float(np.asarray(image.convert("L"), dtype=np.float32).std()) < 2.0
+
+
 def _to_gray(frame) -> np.ndarray:
     from PIL import Image
 
     if frame.mode in ("RGBA", "LA") or (frame.mode == "P" and "transparency" in frame.info):
         rgba = frame.convert("RGBA")
         white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        frame = Image.alpha_composite(white, rgba)
+        on_white = Image.alpha_composite(white, rgba)
+        if _uniform(on_white) and not _uniform(rgba.getchannel("A")):
+            # light print on a transparent ground (an export for a dark background): the
+            # print is in the alpha channel and vanishes on white, so it is laid on black
+            black = Image.new("RGBA", rgba.size, (0, 0, 0, 255))
+            frame = Image.alpha_composite(black, rgba)
+        else:
+            frame = on_white
     if frame.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
         arr = np.asarray(frame, dtype=np.float64)
         hi = float(arr.max()) or 1.0

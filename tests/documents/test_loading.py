@@ -219,6 +219,19 @@ def test_light_print_on_a_dark_page_is_read_inverted(tmp_path, invoice_gray):
     assert not any("(nothing)" in n for n in page.notes)
 
 
+def test_white_print_on_a_transparent_ground_is_read(tmp_path, invoice_gray):
+    """White text whose shape is only in the alpha channel (exported for a dark background):
+    on white it vanishes; it is laid on black and read inverted, not called blank."""
+    rgba = np.zeros((*invoice_gray.shape, 4), np.uint8)
+    rgba[..., :3] = 255
+    rgba[..., 3] = 255 - invoice_gray  # opaque where the print is
+    path = tmp_path / "white-on-clear.png"
+    Image.fromarray(rgba, "RGBA").save(path, dpi=(200, 200))
+    page = load_document(path).pages[0]
+    assert "ACME" in page.text and "Total" in page.text
+    assert any(n.startswith("light print on a dark page") for n in page.notes)
+
+
 def test_document_json_round_trip(loaded_scans):
     doc = loaded_scans["clean"]
     again = Document.from_dict(json.loads(json.dumps(doc.to_dict())))
