@@ -17,7 +17,10 @@ its mean is compared with the base recipe's on the same shares. Variants:
   document id: ``synth-7``, ``receipt-23``, ...);
 * ``lr_blend`` -- the fused log-odds plus half a logistic regression's (a smoother learner);
 * ``fold_average`` -- the mean of 5 fold models on the same share (``average_folds``);
-* ``bagged3`` -- the mean of 3 models, each on its own 70 % share (more documents in all).
+* ``bagged3`` -- the mean of 3 models, each on its own 70 % share (more documents in all);
+* ``curve`` -- the base recipe on random 35 % and 50 % shares (``share:0.35``, ``share:0.5``);
+* ``corpora`` -- one fit on all the training documents (``all_documents``), then one without
+  each synthetic corpus (``without:receipt-23``, ...).
 
 Usage (the work folder of ``scripts/train_default.py train``; dev sets are measurement only)::
 
@@ -231,6 +234,18 @@ def main(argv=None) -> int:
     if want("fold_average"):
         record("fold_average", aurocs([fit(shares[r], params={"average_folds": True,
                "early_stopping_rounds": 50}) for r in reps]))  # fmt: skip
+    if want("curve"):  # the same recipe on fewer documents: how much would more give?
+        for frac in (0.35, 0.5):
+            masks = [
+                np.isin(docs, np.random.default_rng(100 + r).choice(
+                    unique, int(frac * len(unique)), replace=False))
+                for r in reps
+            ]  # fmt: skip
+            record(f"share:{frac}", aurocs([fit(m) for m in masks]))
+    if want("corpora"):  # one fit on every training document, then without each corpus
+        record("all_documents", aurocs([fit(np.ones(len(y), dtype=bool))]))
+        for c in np.unique(corpus):
+            record(f"without:{c}", aurocs([fit(corpus != c)]))
     if want("bagged3"):
         fns = []
         for r in reps:

@@ -35,6 +35,11 @@ def positive_int(text: str) -> int:
     return _number(text, int, "an integer", lambda n: n >= 1, "pass at least 1")
 
 
+def megapixels(text: str) -> float:
+    """argparse type: an image size limit in megapixels, at least 0.01 (``--max-megapixels``)."""
+    return _number(text, float, "a number", lambda x: x >= 0.01, "pass at least 0.01")
+
+
 def positive_float(text: str) -> float:
     """argparse type: a number of seconds greater than 0 (``--llm-timeout``, ``--doc-timeout``)."""
     return _number(text, float, "a number", lambda x: x > 0, "pass a number of seconds above 0")

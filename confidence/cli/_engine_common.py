@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from confidence.cli._args import positive_int
+from confidence.cli._args import megapixels, positive_int
 from confidence.errors import DatasetError
 
 
@@ -59,6 +59,14 @@ def add_read_once_arg(p: argparse.ArgumentParser) -> None:
         help="read a photographed page as it lies (default: a paper photographed at an angle "
         "on a darker background is flattened to a rectangle before OCR)",
     )
+    p.add_argument(
+        "--max-megapixels",
+        type=megapixels,
+        default=None,
+        metavar="MP",
+        help="refuse an image larger than this (default 60; a JPEG is decoded smaller instead): "
+        "a guard against files that would exhaust memory",
+    )
 
 
 def load_options(args) -> dict:
@@ -71,6 +79,8 @@ def load_options(args) -> dict:
         out["hidden_text"] = "keep"
     if getattr(args, "no_flatten", False):
         out["flatten_photos"] = False
+    if getattr(args, "max_megapixels", None) is not None:
+        out["max_pixels"] = round(args.max_megapixels * 1_000_000)
     return out
 
 

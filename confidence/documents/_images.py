@@ -139,7 +139,8 @@ def iter_frames(path: Path, max_pixels: int) -> Iterator[tuple[np.ndarray, float
                         raise DocumentError(
                             path,
                             f"image is {w}x{h} ({w * h / 1e6:.0f} MP), above the "
-                            f"{max_pixels / 1e6:.0f} MP limit; downscale it or raise max_pixels",
+                            f"{max_pixels / 1e6:.0f} MP limit; downscale it or raise the limit "
+                            "(--max-megapixels, or load_document(max_pixels=...))",
                         )
                 dpi, y_dpi, known = _frame_dpi(frame)
                 if not known:

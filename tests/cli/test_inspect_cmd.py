@@ -174,3 +174,17 @@ def test_inspect_reads_a_pdf_page_shown_turned_by_rotate_as_written(tmp_path, ca
         assert page["text"] == read[0]["text"]
         assert (page["width"], page["height"]) == (read[0]["width"], read[0]["height"])
         assert [n for n in page["notes"] if "/Rotate" in n] == ([_note(deg)] if deg else [])
+
+
+def test_inspect_max_megapixels_sets_the_image_size_guard(tmp_path, capsys):
+    from PIL import Image
+
+    path = tmp_path / "big.png"
+    Image.new("L", (3000, 2000), 255).save(path, dpi=(300, 300))  # 6 MP
+    assert main(["inspect", str(path), "--max-megapixels", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "above the 5 MP limit" in err and "--max-megapixels" in err and err.count("\n") == 1
+    assert main(["inspect", str(path), "--max-megapixels", "7", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pages"][0]["width"] == 3000
+    assert main(["inspect", str(path), "--max-megapixels", "0"]) == 2
+    assert "--max-megapixels" in capsys.readouterr().err
