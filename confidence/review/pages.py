@@ -178,7 +178,9 @@ def _image_frame(path: Path, index: int, width: int, turned: bool) -> np.ndarray
                 frame.draft("L", (int(w * s), int(h * s)))
             if i == 0 and frame.getexif().get(0x0112, 1) != 1:  # as ingestion turns it
                 frame = ImageOps.exif_transpose(frame)
-            return np.asarray(frame.convert("L"))
+            from confidence.documents._images import _to_gray
+
+            return _to_gray(frame)  # transparency laid on white, or on black, as ingestion did
     raise DocumentError(path, f"has no page {index + 1}")
 
 
@@ -220,6 +222,10 @@ def _raster(path: Path, page: Page, index: int, width: int) -> np.ndarray:
         from confidence.documents._ocr import _deskew
 
         gray = _deskew(gray, -page.deskew_deg)
+    h, w = gray.shape
+    if page.width > 0 and page.height > 0 and abs(w / h * page.height / page.width - 1) > 0.03:
+        # pixels ingestion resampled square (a fax's 204 x 98 dpi): the page's shape as read
+        gray = cv2.resize(gray, (w, max(1, round(w * page.height / page.width))), cv2.INTER_AREA)
     return np.ascontiguousarray(gray)
 
 

@@ -112,3 +112,45 @@ def test_a_digital_page_shown_turned_by_rotate_has_its_boxes_on_its_ink(tmp_path
     dy = (y1 - y0) * 3
     below = (x0, min(1.0, y1 + dy), x1, min(1.0, y1 + 2 * dy))
     assert _ink_in(gray, found[1]) > 0.08 and _ink_in(gray, found[1]) > _ink_in(gray, below)
+
+
+def test_a_fax_is_shown_with_square_pixels_and_its_boxes_on_the_ink(invoice_gray, tmp_path):
+    from PIL import Image
+
+    from confidence.documents import load_document
+
+    fax = Image.fromarray(invoice_gray).resize(
+        (invoice_gray.shape[1], invoice_gray.shape[0] // 2), Image.BILINEAR
+    )
+    path = tmp_path / "fax.png"
+    fax.save(path, dpi=(200, 100))
+    doc = load_document(path)
+    page = doc.pages[0]
+    gray = cv2.imdecode(
+        np.frombuffer(PageRenderer(width=800).picture(path, doc, 0), np.uint8),
+        cv2.IMREAD_GRAYSCALE,
+    )
+    # the page's shape as read, not the file's squashed one
+    assert abs(gray.shape[1] / gray.shape[0] - page.width / page.height) < 0.01
+    found = locate(doc, "ACME", None)
+    assert found is not None and _ink_in(gray, found[1]) > 0.08
+
+
+def test_white_print_on_a_transparent_ground_is_shown_not_blank(invoice_gray, tmp_path):
+    from PIL import Image
+
+    from confidence.documents import load_document
+
+    rgba = np.zeros((*invoice_gray.shape, 4), np.uint8)
+    rgba[..., :3] = 255
+    rgba[..., 3] = 255 - invoice_gray
+    path = tmp_path / "clear.png"
+    Image.fromarray(rgba, "RGBA").save(path, dpi=(200, 200))
+    doc = load_document(path)
+    gray = cv2.imdecode(
+        np.frombuffer(PageRenderer(width=800).picture(path, doc, 0), np.uint8),
+        cv2.IMREAD_GRAYSCALE,
+    )
+    assert gray.std() > 20  # light print on black, as ingestion laid it
+    found = locate(doc, "ACME", None)
+    assert found is not None and _ink_in(255 - gray, found[1]) > 0.08
