@@ -222,24 +222,42 @@ def create_app(
         if upcoming is not None and upcoming.doc_id != item.doc_id:
             renderer.prefetch(folder, upcoming.doc_id)  # ready when the reviewer moves on
         doc = folder.document(item.doc_id)
-        value_box = mapper_box = alone = None
+        value_box = other_box = alone = None
+        # the shown value is the reported one: the Mapper's (the layout reader, with the
+        # embedded model) or the Hunter's (an LLM's, with a remote one); the *other* reading is
+        # the first of Mapper and Hunter that says something else, and is boxed dashed
+        readings = (("Mapper", item.mapper_value, item.mapper_line),
+                    ("Hunter", item.hunter_value, item.hunter_line))  # fmt: skip
+        other = next((r for r in readings if r[1] is not None and r[1] != item.value), None)
         n_pages = 0
         if doc is not None:
             n_pages = len(doc.pages)
             if item.field_type not in _WORDY:
                 alone = value_read_alone(doc, item.value, item.field_type)
             value_box = locate(doc, item.value, item.field_type)
-            if value_box is None and item.value == item.hunter_value:
-                value_box = line_box(doc, item.hunter_line)
-            if item.mapper_value is not None and item.mapper_value != item.value:
-                mapper_box = locate(doc, item.mapper_value, item.field_type) or line_box(
-                    doc, item.mapper_line
-                )
-        shown_page = value_box[0] if value_box else mapper_box[0] if mapper_box else 0
+            if value_box is None:
+                same = [ln for _, v, ln in readings if v is not None and v == item.value]
+                value_box = line_box(doc, same[0] if same else None)
+            if other is not None:
+                other_box = locate(doc, other[1], item.field_type) or line_box(doc, other[2])
+        shown_page = value_box[0] if value_box else other_box[0] if other_box else 0
         try:
             shown_page = min(max(int(request.query_params.get("p", shown_page)), 0), n_pages - 1)
         except ValueError:
             pass
+
+        def status(name: str, value: str | None) -> dict[str, str | None]:
+            """What a reading's row says beside it: its swatch and place, or a word."""
+            if value is not None and value == item.value:
+                box, swatch = value_box, "value"
+            elif other is not None and name == other[0]:
+                box, swatch = other_box, "other"
+            else:
+                return {"swatch": None, "text": None if value is None else "disagrees"}
+            if box is None:
+                return {"swatch": None, "text": "not found on the page" if doc else None}
+            return {"swatch": swatch, "text": _where(box)}
+
         ctx = {
             "item": item,
             "lease": lease,
@@ -249,12 +267,10 @@ def create_app(
             "n_pages": n_pages,
             "page": max(shown_page, 0),
             "value_box": _pct(value_box[1]) if value_box and value_box[0] == shown_page else None,
-            "mapper_box": (
-                _pct(mapper_box[1]) if mapper_box and mapper_box[0] == shown_page else None
-            ),
-            "value_where": _where(value_box),
-            "mapper_where": _where(mapper_box),
-            "mapper_differs": item.mapper_value != item.hunter_value,
+            "other_box": _pct(other_box[1]) if other_box and other_box[0] == shown_page else None,
+            "other_name": other[0] if other else None,
+            "hunter_status": status("Hunter", item.hunter_value),
+            "mapper_status": status("Mapper", item.mapper_value),
             "alone_value": alone,
         }
         return cookies(HTMLResponse(page_tpl.render(**ctx)), request, cid, new)

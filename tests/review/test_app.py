@@ -57,13 +57,38 @@ def test_page_shows_the_field_with_boxes_and_progress(docs, tmp_path):
     assert r.status_code == 200
     html = r.text
     assert 'id="field-name">total<' in html and "Total amount due" in html  # schema description
-    assert "value-box" in html and "mapper-box" in html  # both places highlighted
+    assert "value-box" in html and "other-box" in html  # both places highlighted
     assert "0 done / 3 left" in html and "document d000: 0 / 1 fields done" in html
     assert "script-src 'self'" in r.headers["content-security-policy"]
     pic = c.get("/page?doc=d000&n=1")
     assert pic.status_code == 200 and pic.content[:3] == b"\xff\xd8\xff"
     assert c.get("/page?doc=d000&n=2").status_code == 404
     assert c.get("/page?doc=nope&n=1").status_code == 404
+
+
+def test_the_reading_that_differs_from_the_shown_value_is_boxed_whichever_it_is(docs, tmp_path):
+    """With the embedded model the shown value is the Mapper's and the Hunter read elsewhere:
+    the value's swatch goes beside the Mapper, the dashed box and its swatch to the Hunter."""
+    root, ds, gold = docs
+    g0 = gold["d000"]
+    folder = DocumentFolder(ds, cache=DocumentCache(root / "cache"))
+
+    def page(**kw):
+        rows = [row("d000", "total", g0["total"], 0.2, field_type="amount", **kw)]
+        queue = ReviewQueue(queue_items(rows), tmp_path / f"{len(kw)}{sorted(kw)}.jsonl")
+        return TestClient(create_app(queue, folder), base_url=BASE).get("/").text
+
+    def cell(html, reading):
+        return html.split(f'id="{reading}-value">')[1].split("</tr>")[0]
+
+    html = page(hunter_value=g0["invoice_number"])  # the Mapper's value is shown
+    assert "value-box" in html and "other-box" in html and "where the Hunter read otherwise" in html
+    assert 'swatch value"' in cell(html, "mapper") and 'swatch other"' in cell(html, "hunter")
+    html = page(mapper_value=g0["invoice_number"])  # the Hunter's value is shown (remote LLM)
+    assert "where the Mapper read otherwise" in html
+    assert 'swatch value"' in cell(html, "hunter") and 'swatch other"' in cell(html, "mapper")
+    html = page()  # both read the shown value
+    assert "other-box" not in html and cell(html, "mapper").count('swatch value"') == 1
 
 
 def test_decisions_go_to_the_log_once_and_the_queue_moves_on(docs, tmp_path):
@@ -205,10 +230,10 @@ def test_the_line_a_reading_came_from_is_boxed_when_its_value_is_not_found(docs,
     folder = DocumentFolder(ds, cache=DocumentCache(root / "cache"))
     plain = ReviewQueue(queue_items(rows), tmp_path / "a.jsonl")
     html = TestClient(create_app(plain, folder), base_url=BASE).get("/").text
-    assert "value-box" not in html and "mapper-box" not in html
+    assert "value-box" not in html and "other-box" not in html
     lined = ReviewQueue(with_lines(queue_items(rows), runs), tmp_path / "b.jsonl")
     html = TestClient(create_app(lined, folder), base_url=BASE).get("/").text
-    assert "value-box" in html and "mapper-box" in html
+    assert "value-box" in html and "other-box" in html
     assert html.count("page 1, the line it was read from") == 2
 
 
