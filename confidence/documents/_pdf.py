@@ -224,6 +224,19 @@ def _quarter(matrix: tuple[float, ...]) -> int:
     return round(math.degrees(math.atan2(matrix[1], matrix[0])) / 90) % 4
 
 
+def _with_rotate(plumber_page: Any, rotate: int) -> Any:
+    """A pdfplumber page over a copy of ``plumber_page``'s pdfminer page with ``/Rotate``
+    ``rotate``: its characters come out turned as a viewer would show that page."""
+    import pdfplumber.page
+
+    turned = copy.copy(plumber_page.page_obj)  # pdfminer turns characters by ``rotate``
+    turned.rotate = rotate
+    turned.attrs = {**turned.attrs, "Rotate": rotate}  # pdfplumber sizes the page by ``/Rotate``
+    return pdfplumber.page.Page(
+        plumber_page.pdf, turned, plumber_page.page_number, plumber_page.initial_doctop
+    )
+
+
 def reading_frame(plumber_page: Any) -> tuple[Any, int, str]:
     """The page to read a digital page's words from, the clockwise turn in degrees that takes
     the page as shown to that page, and a note for ``Page.notes`` ("" when nothing was done).
@@ -237,7 +250,10 @@ def reading_frame(plumber_page: Any) -> tuple[Any, int, str]:
     page without ``/Rotate``; the caller turns the rendered raster (which PDFium renders as shown)
     by the returned turn and records it in ``Page.rotation``, as for a sideways scan. Text that
     ``/Rotate`` makes upright (a landscape page written turned) is read as shown, as before. A
-    page without ``/Rotate`` is returned as it is.
+    page without ``/Rotate`` whose characters are mostly printed turned (at least
+    :data:`_MIN_CHARS_TO_JUDGE` of them, more than upright ones) is read as if ``/Rotate`` showed
+    it upright; one whose text is mostly upright is returned as it is (a turned margin notice
+    keeps the sideways-text path).
 
     Examples
     --------
@@ -251,20 +267,23 @@ def reading_frame(plumber_page: Any) -> tuple[Any, int, str]:
     (0, '')
     """
     shown = int(plumber_page.rotation) % 360
-    if shown not in (90, 180, 270):
-        return plumber_page, 0, ""
     quarters = Counter(_quarter(ch["matrix"]) for ch in plumber_page.chars if ch["text"].strip())
+    if shown not in (90, 180, 270):
+        # no /Rotate, but most of the text printed turned (a landscape page drawn a quarter
+        # round on a portrait one): read it as a viewer would show it turned upright
+        q, n = max(((k, v) for k, v in quarters.items() if k), key=lambda kv: kv[1], default=(0, 0))
+        if n <= quarters[0] or n < _MIN_CHARS_TO_JUDGE:
+            return plumber_page, 0, ""
+        turn = 90 * q
+        note = (
+            f"text printed turned on the page ({n} of {sum(quarters.values())} characters); "
+            f"read turned {turn} deg clockwise to make it upright"
+        )
+        return _with_rotate(plumber_page, turn), turn, note
     as_written = (-shown // 90) % 4  # the quarter of text written upright, as shown
     if quarters[as_written] <= quarters[0]:
         return plumber_page, 0, f"page shown turned by /Rotate {shown}; its text read as shown"
-    import pdfplumber.page
-
-    written = copy.copy(plumber_page.page_obj)  # pdfminer turns characters by ``rotate``
-    written.rotate = 0
-    written.attrs = {**written.attrs, "Rotate": 0}  # pdfplumber sizes the page by ``/Rotate``
-    page = pdfplumber.page.Page(
-        plumber_page.pdf, written, plumber_page.page_number, plumber_page.initial_doctop
-    )
+    page = _with_rotate(plumber_page, 0)
     turn = (360 - shown) % 360
     note = (
         f"page shown turned by /Rotate {shown}; its text read as written, "

@@ -79,15 +79,19 @@ def test_every_word_box_is_on_its_ink(invoices, pages, deg):
             assert abs(a - b) * scale < 1.5, w.text  # where reportlab drew it, in points
 
 
-def _written_turned(path, lines=fx.TOTAL_LINES, size=fx.TOTAL_PAGE_SIZE):
-    """The invoice written a quarter turn counter-clockwise on a page as tall as the invoice
-    is wide: shown sideways, or upright under ``/Rotate 90`` (a landscape page)."""
+def _written_turned(path, lines=fx.TOTAL_LINES, size=fx.TOTAL_PAGE_SIZE, quarter=90):
+    """The invoice written a quarter turn (``quarter`` degrees counter-clockwise; -90: clockwise)
+    on a page as tall as the invoice is wide: shown sideways, or upright under the matching
+    ``/Rotate`` (a landscape page)."""
     from reportlab.pdfgen import canvas
 
     width, height = size
     c = canvas.Canvas(str(path), pagesize=(height, width))
-    c.translate(height, 0)
-    c.rotate(90)
+    if quarter == 90:
+        c.translate(height, 0)
+    else:
+        c.translate(0, width)
+    c.rotate(quarter)
     for x, y_top, font_size, text in lines:
         c.setFont("Helvetica", font_size)
         c.drawString(x, height - y_top, text)
@@ -104,11 +108,43 @@ def test_text_that_rotate_shows_upright_is_read_as_shown(tmp_path, pages):
     assert all(_ink(page.image, w.bbox) > 0.1 for w in page.words)
 
 
-def test_sideways_text_without_rotate_reads_in_its_own_direction(tmp_path):
-    page = load_document(_written_turned(tmp_path / "sideways.pdf"), keep_images=True).pages[0]
-    assert page.rotation == 0 and not any("/Rotate" in n for n in page.notes)
-    assert "Invoice Total 1,234.50" in page.text.split("\n")  # one printed line, turned
-    total = next(w for w in page.words if w.text == "Total")
-    x0, y0, x1, y1 = total.bbox
-    assert (y1 - y0) * page.height > 1.5 * (x1 - x0) * page.width  # up the page, as printed
+@pytest.mark.parametrize("quarter", [90, -90])
+def test_a_page_printed_turned_without_rotate_is_read_turned_upright(tmp_path, pages, quarter):
+    """A landscape invoice drawn a quarter round on a portrait page, no ``/Rotate``: read as a
+    viewer turning it upright would show it (before, one block a line, and for one of the two
+    directions the lines bottom to top)."""
+    path = _written_turned(tmp_path / f"sideways{quarter}.pdf", quarter=quarter)
+    page = load_document(path, keep_images=True).pages[0]
+    assert page.rotation == (90 if quarter == 90 else 270)
+    assert page.text == pages[0].text
+    assert [(w.text, w.line_id, w.block_id) for w in page.words] == [
+        (w.text, w.line_id, w.block_id) for w in pages[0].words
+    ]
+    assert any(n.startswith("text printed turned on the page") for n in page.notes)
+    shown = fx.render_pdf(path, page.dpi)
+    assert np.array_equal(np.rot90(shown, k=-page.rotation // 90), page.image)
+    assert all(_ink(page.image, w.bbox) > 0.1 for w in page.words)
+
+
+def test_a_turned_margin_notice_on_an_upright_page_keeps_its_own_direction(tmp_path):
+    """Mostly upright text with a line printed up the margin: the page is not turned."""
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "margin.pdf"
+    c = canvas.Canvas(str(path), pagesize=fx.TOTAL_PAGE_SIZE)
+    height = fx.TOTAL_PAGE_SIZE[1]
+    for x, y_top, font_size, text in fx.TOTAL_LINES:
+        c.setFont("Helvetica", font_size)
+        c.drawString(x, height - y_top, text)
+    c.saveState()
+    c.translate(20, 40)
+    c.rotate(90)
+    c.setFont("Helvetica", 7)
+    c.drawString(0, 0, "Registered office: 1 Quay St")
+    c.restoreState()
+    c.save()
+    page = load_document(path, keep_images=True).pages[0]
+    assert page.rotation == 0 and not any("turned" in n for n in page.notes)
+    assert "Invoice Total 1,234.50" in page.text.split("\n")
+    assert "Registered office: 1 Quay St" in page.text.split("\n")
     assert all(_ink(page.image, w.bbox) > 0.1 for w in page.words)

@@ -154,3 +154,20 @@ def test_white_print_on_a_transparent_ground_is_shown_not_blank(invoice_gray, tm
     assert gray.std() > 20  # light print on black, as ingestion laid it
     found = locate(doc, "ACME", None)
     assert found is not None and _ink_in(255 - gray, found[1]) > 0.08
+
+
+def test_a_page_printed_turned_without_rotate_is_shown_upright(tmp_path):
+    from confidence.documents import load_document
+    from tests.documents.test_pdf_rotate import _written_turned
+
+    path = _written_turned(tmp_path / "sideways.pdf", quarter=-90)
+    doc = load_document(path)
+    page = doc.pages[0]
+    assert page.rotation == 270
+    gray = cv2.imdecode(
+        np.frombuffer(PageRenderer(width=800).picture(path, doc, 0), np.uint8),
+        cv2.IMREAD_GRAYSCALE,
+    )
+    assert abs(gray.shape[1] / gray.shape[0] - page.width / page.height) < 0.01
+    for word in page.words:
+        assert _ink_in(gray, word.bbox) > 0.08, word.text
