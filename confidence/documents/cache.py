@@ -45,7 +45,8 @@ INGEST_VERSION = "13"
    layer has no Unicode for a fifth of its characters; a character drawn twice at the same
    place (bold by overprinting) is read once; a photographed paper's outline is flattened
    (:mod:`confidence.documents.perspective`).
-13: a digital PDF page that ``/Rotate`` shows turned is read as written and turned upright; a fax's
+13: a digital PDF page that ``/Rotate`` shows turned, or whose text is printed turned, is read
+   turned upright; a fax's
    pixels (204 x 98 dpi) are resampled square; light print on a dark page is read inverted; a
    page is called blank only if it shows no ink at full size too; a low-resolution page image in
    a PDF is noted."""
