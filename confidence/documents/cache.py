@@ -46,10 +46,9 @@ INGEST_VERSION = "13"
    place (bold by overprinting) is read once; a photographed paper's outline is flattened
    (:mod:`confidence.documents.perspective`).
 13: a digital PDF page that ``/Rotate`` shows turned, or whose text is printed turned, is read
-   turned upright; a fax's
-   pixels (204 x 98 dpi) are resampled square; light print on a dark page is read inverted; a
-   page is called blank only if it shows no ink at full size too; a low-resolution page image in
-   a PDF is noted."""
+   turned upright; a fax's pixels (204 x 98 dpi) are resampled square; light print on a dark
+   page is read inverted; a page is called blank only if it shows no ink at full size too; a
+   low-resolution page image in a PDF is noted."""
 
 
 def default_cache_dir() -> Path:
