@@ -95,12 +95,23 @@ def add_library_mapper(
 def drop_mapper(records: Iterable[RunRecord]) -> list[RunRecord]:
     """Records with their Mapper reading removed (a one-reading pipeline's records).
 
-    Records whose Hunter is missing keep their Mapper: a record needs one reading.
+    Records whose Hunter is missing keep their Mapper: a record needs one reading. What such a
+    record reports is its one reading, the Hunter's: a ``meta["reported"]`` that named the
+    dropped Mapper (the embedded model's runs report the layout reader's value) is set to
+    ``"hunter"``, so that a second reading added later (:func:`add_library_mapper`) is a second
+    opinion on the pipeline's value, as for a third-party record, and not the value scored.
 
     Examples
     --------
-    >>> r = RunRecord("d", CallResult("hunter", {}), CallResult("mapper", {}))
-    >>> drop_mapper([r])[0].mapper is None
-    True
+    >>> r = RunRecord("d", CallResult("hunter", {}), CallResult("mapper", {}),
+    ...               meta={"reported": "mapper"})
+    >>> one = drop_mapper([r])[0]
+    >>> one.mapper is None, one.meta["reported"]
+    (True, 'hunter')
     """
-    return [replace(r, mapper=None) if r.hunter is not None else r for r in records]
+    return [
+        replace(r, mapper=None, meta={**r.meta, "reported": "hunter"})
+        if r.hunter is not None
+        else r
+        for r in records
+    ]

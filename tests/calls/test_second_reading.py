@@ -53,4 +53,29 @@ def test_only_one_reading_records_with_a_document_get_it():
 def test_drop_mapper_keeps_a_lone_mapper():
     lone = RunRecord("m", None, CallResult("mapper", {"total": FieldReading("1")}))
     both = RunRecord("b", _hunter({}), CallResult("mapper", {}))
-    assert drop_mapper([lone, both]) == [lone, RunRecord("b", _hunter({}), None)]
+    assert drop_mapper([lone, both]) == [
+        lone,
+        RunRecord("b", _hunter({}), None, meta={"reported": "hunter"}),
+    ]
+
+
+def test_a_one_reading_copy_reports_its_reading_not_the_second_opinion_added_to_it():
+    """The embedded model's runs report the layout reader's value (``meta["reported"]``); the
+    one-reading copies that ``extractconf train --single-reading`` and ``bench_byo`` make of them
+    stand for a pipeline's own records, so what they report is the Hunter's value, and the
+    library's Mapper added to them is a second opinion (it was the value scored, the layout
+    reader's, so the model never saw a pipeline's value beside a sure layout reader)."""
+    from confidence.features.build import record_rows
+
+    run = RunRecord(
+        "d1",
+        _hunter({"invoice_number": "INV-0099", "total": "9.00"}),
+        CallResult("mapper", {"invoice_number": FieldReading("INV-0042")}),
+        meta={"reported": "mapper"},
+    )
+    docs = {"d1": _doc("d1")}
+    assert record_rows([run], SCHEMA, docs).values == ["INV-0042", None]  # as recorded
+    copy = add_library_mapper(drop_mapper([run]), SCHEMA, docs)
+    rows = record_rows(copy, SCHEMA, docs)
+    assert rows.values == ["INV-0099", "9.00"]  # the pipeline's own reading
+    assert rows.mapper_values == ["INV-0042", "9.00"]  # the library's, beside it
