@@ -87,6 +87,46 @@ from confidence.types import Document
 __all__ = ["ConfidenceEngine", "default_model_dir"]
 
 
+def unknown_fields_warning(records: Sequence[RunRecord], schema: Schema) -> str | None:
+    """A warning naming the field names that records carry and ``schema`` lacks, or None.
+
+    Such values are never scored, and where a document is given, the library's own reading
+    stands in for a schema field the record lacks: a pipeline that writes ``TOTAL`` for the
+    schema's ``total`` would see the library's values scored instead of its own.
+
+    Examples
+    --------
+    >>> from confidence.schema import Field
+    >>> s = Schema("s", (Field("total", "amount"), Field("iban", "iban")))
+    >>> r = RunRecord("a", CallResult("hunter", {"TOTAL": FieldReading("9.00")}), None)
+    >>> unknown_fields_warning([r], s)[:87]
+    "1 of 1 record(s) name fields the schema does not have: 'TOTAL' (the schema has 'total')"
+    >>> unknown_fields_warning([RunRecord("b", CallResult("hunter", {}), None)], s) is None
+    True
+    """
+    names = {f.name for f in schema}
+    folded = {n.casefold(): n for n in names}
+    seen: dict[str, int] = {}
+    n_recs = 0
+    for rec in records:
+        extra = {k for c in (rec.hunter, rec.mapper) if c is not None for k in c.fields} - names
+        n_recs += bool(extra)
+        for k in extra:
+            seen[k] = seen.get(k, 0) + 1
+    if not seen:
+        return None
+    shown = [
+        repr(k) + (f" (the schema has {folded[k.casefold()]!r})" if k.casefold() in folded else "")
+        for k in sorted(seen, key=lambda k: (-seen[k], k))[:8]
+    ]
+    more = f" and {len(seen) - 8} more" if len(seen) > 8 else ""
+    return (
+        f"{n_recs} of {len(records)} record(s) name fields the schema does not have: "
+        f"{', '.join(shown)}{more}; their values are not scored, and with the documents given "
+        "the library's own reading stands in for the schema fields they lack"
+    )
+
+
 def _llm_of(record: RunRecord) -> str:
     """The model ids behind a record's readings, "+"-joined ("" for third-party values); the
     library's own layout Mapper, when it made the second reading, is named too."""
@@ -755,6 +795,8 @@ class ConfidenceEngine(BaseEstimator):
         """
         with paused_gc():  # many small acyclic objects: see confidence.gcpause
             recs = [as_run_record(r) for r in records]
+            if unknown := unknown_fields_warning(recs, schema):
+                warnings.warn(unknown, stacklevel=2)
             docs = align_documents(recs, documents)
             if library_mapper and docs:
                 recs = add_library_mapper(recs, schema, docs)

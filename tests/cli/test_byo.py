@@ -59,3 +59,27 @@ def test_train_single_reading_then_score_third_party_records(byo, capsys):
                  "--out", str(bare), "--no-documents", *common]) == 0  # fmt: skip
     rows = [json.loads(x) for x in bare.read_text().splitlines()]
     assert all(r["mapper_value"] is None and LIBRARY_MAPPER_NAME not in r["llm"] for r in rows)
+
+
+def test_score_warns_of_record_field_names_the_schema_lacks(byo, capsys):
+    """A pipeline that writes ``TOTAL`` for the schema's ``total``: its values are not scored
+    (the library's reading stands in), and ``score`` says so on stderr, naming the field."""
+    root, ds, _runs, third, common = byo
+    shouted = root / "shouted.jsonl"
+    lines = []
+    for line in third.read_text().splitlines():
+        rec = json.loads(line)
+        rec["fields"] = {k.upper() if k == "total" else k: v for k, v in rec["fields"].items()}
+        lines.append(json.dumps(rec))
+    shouted.write_text("\n".join(lines) + "\n")
+    out = root / "shouted_scored.jsonl"
+    assert main(["score", str(ds), "--runs", str(shouted), "--out", str(out),
+                 "--no-documents", *common]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert (
+        "40 of 40 record(s) name fields the schema does not have: 'TOTAL' (the schema has "
+        "'total')" in err
+    )
+    assert main(["score", str(ds), "--runs", str(third), "--out", str(out),
+                 "--no-documents", *common]) == 0  # fmt: skip
+    assert "the schema does not have" not in capsys.readouterr().err
