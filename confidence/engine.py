@@ -32,6 +32,7 @@ import fnmatch
 import hashlib
 import math
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from numbers import Integral, Real
@@ -795,6 +796,13 @@ class ConfidenceEngine(BaseEstimator):
         """
         with paused_gc():  # many small acyclic objects: see confidence.gcpause
             recs = [as_run_record(r) for r in records]
+            ids = Counter(r.doc_id for r in recs)
+            if len(ids) < len(recs):  # two records of one document: which one to score?
+                twice = sorted(d for d, n in ids.items() if n > 1)[:5]
+                raise DatasetError(
+                    f"doc_id {', '.join(map(repr, twice))} in more than one record; pass one "
+                    "record per document"
+                )
             if unknown := unknown_fields_warning(recs, schema):
                 warnings.warn(unknown, stacklevel=2)
             docs = align_documents(recs, documents)

@@ -171,6 +171,10 @@ def as_run_record(record: RunRecord | Mapping[str, Any]) -> RunRecord:
     try:
         if "hunter" in record:
             return _check_record(RunRecord.from_dict(_runs_line_values(record)))
+        if record.get("status") == "error":  # the pipeline says it failed on this document
+            why = record.get("error")
+            why = str(why) if why else "the pipeline reported an error and no reason"
+            return RunRecord(doc_id, None, None, status="error", error=why)
         fields = record.get("fields")
         if not isinstance(fields, Mapping):
             raise DatasetError("needs 'hunter'/'mapper' (runs.jsonl) or 'fields': {name: value}")
@@ -229,6 +233,17 @@ def align_documents(
     docs = list(documents)
     if len(docs) != len(records):
         raise DatasetError(f"{len(docs)} documents for {len(records)} records; align them")
+    other = [(r.doc_id, d.doc_id) for r, d in zip(records, docs, strict=True)
+             if d is not None and d.doc_id != r.doc_id]  # fmt: skip
+    if other:  # a document's own id says it is another record's: likely another order
+        shown = ", ".join(f"{d!r} beside record {r!r}" for r, d in other[:3])
+        warnings.warn(
+            f"{len(other)} of {len(docs)} documents carry another doc_id than the record they "
+            f"are aligned with ({shown}); is the list in the records' order? Pass a mapping "
+            "doc_id -> Document to pair them by id",
+            UserWarning,
+            stacklevel=3,
+        )
     return {r.doc_id: d for r, d in zip(records, docs, strict=True) if d is not None}
 
 
@@ -275,7 +290,7 @@ def read_runs(path: str | Path) -> Iterator[RunRecord]:
     p = Path(path)
     opener = _OPENERS.get(p.suffix, open)
     try:
-        fh = opener(p, "rt", encoding="utf-8", newline="")
+        fh = opener(p, "rt", encoding="utf-8-sig", newline="")  # a BOM (Windows tools) skipped
     except OSError as e:
         raise DatasetError(f"{p}: cannot read runs file ({e})") from None
     kept: dict[str, tuple[int, RunRecord]] = {}

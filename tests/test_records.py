@@ -234,3 +234,37 @@ def test_extract_resuming_after_a_cut_line_leaves_a_file_every_command_reads(tmp
     assert [r.doc_id for r in read_runs(runs)] == [d["doc_id"] for d in lines]
     rc, _ = score(tmp_path, runs)
     assert rc == 0
+
+
+# -- third-party records as pipelines send them (seventeenth session's sweep) ----------------
+def test_a_record_the_pipeline_marks_failed_is_an_error_row(engine):
+    rows = engine.score(
+        [{"doc_id": "a", "status": "error", "error": "LLM timeout", "fields": {}},
+         {"doc_id": "b", "fields": {"total": "9.00", "iban": None}}],
+        SCHEMA,
+    )  # fmt: skip
+    assert [(r.doc_id, r.status) for r in rows] == [("a", "error")] * 2 + [("b", "ok")] * 2
+    assert rows[0].error == "LLM timeout" and rows[0].confidence is None
+    assert rows[0].decision == "review"
+
+
+def test_engine_score_refuses_two_records_of_one_document(engine):
+    recs = [{"doc_id": "a", "fields": {"total": "9.00"}}, {"doc_id": "a", "fields": {"total": "1"}}]
+    with pytest.raises(DatasetError, match="doc_id 'a' in more than one record"):
+        engine.score(recs, SCHEMA)
+
+
+def test_documents_listed_in_another_order_than_the_records_are_warned_of(engine):
+    from confidence.types import Document, Page
+
+    recs = [{"doc_id": d, "fields": {"total": "9.00"}} for d in ("a", "b")]
+    docs = [Document(d, f"{d}.pdf", (Page(1, 100, 100, (), "pdf", 72.0),)) for d in ("b", "a")]
+    with pytest.warns(UserWarning, match=r"2 of 2 documents carry another doc_id .*'b' beside"):
+        engine.score(recs, SCHEMA, docs)
+
+
+def test_a_runs_file_with_a_byte_order_mark_is_read(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    line = json.dumps({"doc_id": "a", "fields": {"total": "9"}})
+    path.write_bytes(b"\xef\xbb\xbf" + line.encode() + b"\n")
+    assert [r.doc_id for r in read_runs(path)] == ["a"]  # confidence.read_runs, as score reads
