@@ -268,3 +268,17 @@ def test_a_runs_file_with_a_byte_order_mark_is_read(tmp_path):
     line = json.dumps({"doc_id": "a", "fields": {"total": "9"}})
     path.write_bytes(b"\xef\xbb\xbf" + line.encode() + b"\n")
     assert [r.doc_id for r in read_runs(path)] == ["a"]  # confidence.read_runs, as score reads
+
+
+def test_score_says_which_records_name_documents_it_was_not_given(tmp_path, capsys):
+    lines = sample_lines()
+    stray = {"doc_id": "not-a-document", "fields": {"total": "9.00"}}
+    code, _ = score(tmp_path, write_runs(tmp_path / "r.jsonl", [*lines, stray]))
+    assert code == 0
+    err = capsys.readouterr().err
+    assert (
+        "1 record(s) in --runs name documents not among the inputs and were not scored "
+        "('not-a-document')" in err
+    )
+    score(tmp_path, write_runs(tmp_path / "r2.jsonl", lines))
+    assert "not among the inputs" not in capsys.readouterr().err

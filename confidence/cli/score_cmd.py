@@ -312,6 +312,14 @@ def run(args) -> int:
         if doc is not None and not args.no_documents:
             docs[doc_id] = doc
     bar.close()
+    if runs is not None and (unused := sorted(set(runs) - {d for d, _, _ in items})):
+        # records of documents that are not among the inputs: never scored, so say so
+        more = f" and {len(unused) - 5} more" if len(unused) > 5 else ""
+        print(
+            f"extractconf score: warning: {len(unused)} record(s) in --runs name documents not "
+            f"among the inputs and were not scored ({', '.join(map(repr, unused[:5]))}{more})",
+            file=sys.stderr,
+        )
     scores = engine.score(
         records,
         schema,
