@@ -72,6 +72,14 @@ MIN_ROWS = 20
 """Fewer rows on either side: the pair is listed but not tested."""
 
 
+_TEXT_COLUMNS = (
+    "doc_id", "field", "field_type", "value", "hunter_value", "mapper_value", "decision",
+    "threshold_source", "reasons", "status", "error", "group", "model_sha", "thresholds_sha",
+    "llm", "gold", "instructions", "reviewer", "action", "final_value", "shown_value", "lease",
+)  # fmt: skip
+_TEXT_DTYPES = dict.fromkeys(_TEXT_COLUMNS, str)
+
+
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
     """Scored rows (or review-log lines) from JSONL, CSV or Parquet, by suffix."""
     p = Path(path)
@@ -82,11 +90,14 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
         if suffix in ("jsonl", "json"):
             import json
 
-            return [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
+            # lines end at "\n" only: a value may hold U+2028 or U+0085, which splitlines() cuts
+            text = p.read_text(encoding="utf-8")
+            return [json.loads(x) for x in text.split("\n") if x.strip()]
         import pandas as pd
 
         if suffix == "csv":
-            df = pd.read_csv(p, keep_default_na=False, na_values=[""])
+            # text columns stay text: an id "007" is not the number 7
+            df = pd.read_csv(p, keep_default_na=False, na_values=[""], dtype=_TEXT_DTYPES)
         elif suffix == "parquet":
             df = pd.read_parquet(p)
         else:

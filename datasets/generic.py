@@ -82,7 +82,7 @@ def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any] | str]]:
         return rows
     if path.suffix.lower() not in (".jsonl", ".ndjson"):
         raise DatasetError(f"{path}: values file must be .csv or .jsonl")
-    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    for n, line in enumerate(path.read_text(encoding="utf-8-sig").split("\n"), start=1):
         if not line.strip():
             continue
         try:

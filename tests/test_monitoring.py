@@ -189,3 +189,23 @@ def test_monitor_report_becomes_a_section_of_the_evaluation_report(tmp_path):
     section = after[after.index('<section id="monitoring">') :]
     section = section[: section.index("</section>")]
     assert "Verdict" in section and "drift" in section
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_rows_the_library_writes_read_back_as_written(tmp_path, suffix):
+    """Values holding U+2028 / U+0085 (which ``str.splitlines`` cuts at) and ids of digits with
+    leading zeros (which a CSV reader guesses are numbers) come back exactly."""
+    from confidence.monitoring import read_rows
+    from confidence.output import write_rows
+
+    rows = [
+        {"doc_id": "007", "field": "vendor", "value": "Acme\u2028Ltd", "confidence": 0.5},
+        {"doc_id": "000", "field": "total", "value": "12\u008550", "confidence": None},
+        {"doc_id": "042", "field": "id", "value": '0042, "quoted"\nnext line', "confidence": 1.0},
+    ]
+    path = tmp_path / f"rows{suffix}"
+    write_rows(path, rows)
+    back = read_rows(path)
+    assert [(r["doc_id"], r["value"], r["confidence"]) for r in back] == [
+        (r["doc_id"], r["value"], r["confidence"]) for r in rows
+    ]

@@ -237,7 +237,7 @@ def _redo_mapper(args, ds, kw: dict) -> int:
     client = None if args.llm == "none" else make_client(args.llm, model=args.llm_model, **kw)
     cache = DocumentCache(args.cache_dir, **load_options(args))
     by_id = {r.doc_id: r for r in ds.records}
-    raw = out.read_text(encoding="utf-8").splitlines()
+    raw = [x for x in out.read_text(encoding="utf-8").split("\n") if x]  # not at U+2028
     rewritten, n_done, n_failed = [], 0, 0
     for line in tqdm(raw, disable=args.quiet, desc="redo mapper", unit="doc"):
         try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -105,13 +106,13 @@ def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     text = path.read_text(encoding="utf-8")
     if fmt == "csv":
         # CSV has no null: an empty cell is "nothing" (no action, no final value)
-        reader = csv.DictReader(text.splitlines())
+        reader = csv.DictReader(io.StringIO(text, newline=""))  # quoted newlines stay in cells
         return [
             (i, {k: (v if v != "" else None) for k, v in r.items()})
             for i, r in enumerate(reader, start=2)
         ]
     out = []
-    for i, line in enumerate(text.splitlines(), start=1):
+    for i, line in enumerate(text.split("\n"), start=1):  # not at U+2028 inside a value
         if line.strip():
             try:
                 out.append((i, json.loads(line)))

@@ -91,3 +91,34 @@ def test_review_without_documents_or_with_bad_suffix_is_refused(tmp_path, scored
     assert "--documents" in capsys.readouterr().err
     assert main(["review", str(scored), "--export", str(tmp_path / "q.txt")]) == 2
     assert "use a .csv or .jsonl file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_a_value_with_a_unicode_line_separator_survives_export_and_import(tmp_path, fmt):
+    """``str.splitlines`` cuts at U+2028 and U+0085: a value holding one (OCR of a name on two
+    lines) must not split a JSONL line or a CSV row in two."""
+    from confidence.output import write_rows
+
+    scored = tmp_path / "scored.jsonl"
+    write_rows(scored, [row("a", "vendor", "Acme\u2028Ltd", 0.2),
+                        row("b", "vendor", "Beta\u0085Co", 0.3)])  # fmt: skip
+    queue = tmp_path / f"queue.{fmt}"
+    assert main(["review", str(scored), "--export", str(queue)]) == 0
+    if fmt == "jsonl":
+        rows = [json.loads(x) for x in queue.read_text(encoding="utf-8").split("\n") if x]
+        for r in rows:
+            r["action"] = "accept"
+        queue.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    else:
+        with queue.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+        for r in rows:
+            r["action"] = "accept"
+        with queue.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    log = tmp_path / "review.jsonl"
+    assert main(["review", str(scored), "--import", str(queue), "--log", str(log)]) == 0
+    got = {d.doc_id: d.final_value for d in read_log(log)}
+    assert got == {"a": "Acme\u2028Ltd", "b": "Beta\u0085Co"}
