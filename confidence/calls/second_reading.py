@@ -16,13 +16,15 @@ The Mapper made here has ``mode`` :data:`LIBRARY_MAPPER_MODE`; scored rows name 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+
+import numpy as np
 
 from confidence.calls.mapper import run_mapper
 from confidence.documents.lines import document_lines
 from confidence.errors import ExtractConfError
-from confidence.readings import CallResult, RunRecord
+from confidence.readings import CallResult, FieldReading, RunRecord  # noqa: F401 (doctest)
 from confidence.schema import Schema
 from confidence.types import Document
 
@@ -31,6 +33,7 @@ __all__ = [
     "LIBRARY_MAPPER_NAME",
     "add_library_mapper",
     "drop_mapper",
+    "foreign_values",
     "library_mapper",
     "needs_mapper",
 ]
@@ -92,6 +95,10 @@ def add_library_mapper(
     return out
 
 
+FOREIGN_SHARE = 0.3
+"""Share of a record's fields :func:`foreign_values` fills with another document's values."""
+
+
 def drop_mapper(records: Iterable[RunRecord]) -> list[RunRecord]:
     """Records with their Mapper reading removed (a one-reading pipeline's records).
 
@@ -115,3 +122,51 @@ def drop_mapper(records: Iterable[RunRecord]) -> list[RunRecord]:
         else r
         for r in records
     ]
+
+
+def foreign_values(
+    records: Sequence[RunRecord], *, share: float = FOREIGN_SHARE, seed: int = 0
+) -> list[RunRecord]:
+    """One-reading records some of whose values belong to another document (training negatives).
+
+    A pipeline's LLM can report, confidently, a value that is not on the page: a name, an IBAN
+    or a total from its prompt's examples, from another document of the batch, or made up. The
+    embedded model's Hunter cannot (it chooses among the page's candidates), so a fusion trained
+    on its runs alone never saw such a value, and accepted a batch whose records were paired with
+    the wrong documents (57 of 84 fields accepted wrong, the seventeenth session's sweep). Each
+    record here takes, for about ``share`` of the fields both readings hold with different
+    values, the Hunter's reading (value and token logprobs) of the same field of another record
+    of ``records`` (the next one in a seeded order). Records keep their doc_id, so their labels
+    judge those values against their own document. Records must carry one reading
+    (:func:`drop_mapper` first); a record without a Hunter, or a lone record, is left as it is.
+
+    Examples
+    --------
+    >>> a = RunRecord("a", CallResult("hunter", {"total": FieldReading("9.00")}), None)
+    >>> b = RunRecord("b", CallResult("hunter", {"total": FieldReading("1.50")}), None)
+    >>> [r.hunter.fields["total"].value for r in foreign_values([a, b], share=1.0)]
+    ['1.50', '9.00']
+    """
+    recs = list(records)
+    have = [i for i, r in enumerate(recs) if r.hunter is not None]
+    if len(have) < 2:
+        return recs
+    rng = np.random.default_rng(seed)
+    order = [have[i] for i in rng.permutation(len(have))]
+    out = list(recs)
+    for k, i in enumerate(order):
+        own, donor = recs[i].hunter, recs[order[(k + 1) % len(order)]].hunter
+        assert own is not None and donor is not None
+        fields = dict(own.fields)
+        for name, theirs in donor.fields.items():
+            mine = fields.get(name)
+            if theirs.value is None or (mine is not None and mine.value == theirs.value):
+                continue
+            if rng.random() < share:
+                fields[name] = theirs
+        if fields != own.fields:
+            out[i] = replace(
+                recs[i], hunter=replace(own, fields=fields),
+                meta={**recs[i].meta, "reported": "hunter", "foreign_values": True},
+            )  # fmt: skip
+    return out

@@ -71,8 +71,9 @@ def register(subparsers) -> None:
         "--single-reading",
         action="store_true",
         help="also train the fusion model on one-reading copies of every run (the Hunter with "
-        "the library's layout Mapper, the Hunter alone with its page and the Hunter alone "
-        "without it), as third-party records with one reading are scored",
+        "the library's layout Mapper; the same with some values taken from another document, "
+        "as a pipeline's LLM reports values that are not on the page; the Hunter alone with "
+        "its page and the Hunter alone without it), as third-party records are scored",
     )
     p.add_argument(
         "--average-folds",
@@ -116,6 +117,8 @@ def run(args) -> int:
     if args.single_reading:
         extra = [
             load_table(args, datasets, readings="library_mapper", runs=runs),
+            # a pipeline's confident values that are not on the page (another document's)
+            load_table(args, datasets, readings="foreign_values", runs=runs),
             # with its page but no second reading (score(..., library_mapper=False)): without
             # these rows the model only ever saw a missing Mapper on page-less rows
             load_table(args, datasets, readings="hunter_only", runs=runs),

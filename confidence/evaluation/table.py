@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from tqdm import tqdm
 
-from confidence.calls.second_reading import add_library_mapper, drop_mapper
+from confidence.calls.second_reading import add_library_mapper, drop_mapper, foreign_values
 from confidence.datasets import matching
 from confidence.datasets.folder import Dataset
 from confidence.documents.cache import DocumentCache
@@ -32,10 +32,13 @@ from confidence.types import Document
 
 __all__ = ["READINGS", "LabelledTable", "build_table"]
 
-READINGS: tuple[str, ...] = ("recorded", "library_mapper", "hunter_only")
+READINGS: tuple[str, ...] = ("recorded", "library_mapper", "hunter_only", "foreign_values")
 """Which readings of each run a table is built on: the recorded ones; the Hunter with the
 library's layout Mapper as second reading (as :meth:`~confidence.engine.ConfidenceEngine.score`
-does for one-reading records with documents); the Hunter alone."""
+does for one-reading records with documents); the Hunter alone; the Hunter with some of its
+values taken from another document of the same chunk
+(:func:`~confidence.calls.second_reading.foreign_values`: a pipeline's confident values that
+are not on the page), with the library's Mapper."""
 
 _CHUNK = 32  # documents featurised at a time: bounds memory on large datasets
 
@@ -213,7 +216,9 @@ def _with_readings(kept: list, readings: str, schema, docs: dict[str, Document])
     if readings == "recorded":
         return kept
     runs = drop_mapper(run for _, run in kept)
-    if readings == "library_mapper":
+    if readings == "foreign_values":
+        runs = foreign_values(runs)
+    if readings in ("library_mapper", "foreign_values"):
         runs = add_library_mapper(runs, schema, docs)
     return [(r, run) for (r, _), run in zip(kept, runs, strict=True)]
 
