@@ -14,7 +14,10 @@ ways :meth:`~confidence.engine.ConfidenceEngine.score` can see it
 (:data:`confidence.evaluation.table.READINGS`):
 
 * ``library_mapper`` — documents given: the library's layout Mapper is the second reading
-  (the default of ``score``);
+  (the default of ``score``); the reported value is the record's (the Hunter's);
+* ``foreign_values`` — the same, with about 30 % of each record's values taken from another
+  held-out document (:func:`confidence.calls.second_reading.foreign_values`): a pipeline that
+  reports, confidently, values that are not on the page;
 * ``no_mapper`` — documents given, ``library_mapper=False``: one reading, page features only;
 * ``no_page`` — no documents: one reading, no page;
 * ``two_readings`` — the recorded Hunter and Mapper (reference, not a one-reading case).
@@ -45,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 VARIANTS = {  # name -> (build_table readings, use documents)
     "library_mapper": ("library_mapper", True),
+    "foreign_values": ("foreign_values", True),
     "no_mapper": ("hunter_only", True),
     "no_page": ("hunter_only", False),
     "two_readings": ("recorded", True),
