@@ -138,6 +138,13 @@ class Schema:
     def from_dict(cls, d: dict[str, Any]) -> Schema:
         if not isinstance(d, dict) or not isinstance(d.get("fields"), list):
             raise DatasetError("schema must be an object with a 'fields' list")
+        if not d["fields"]:
+            raise DatasetError("schema lists no fields: there is nothing to score")
+        for i, f in enumerate(d["fields"], start=1):
+            if not isinstance(f, dict) or not isinstance(f.get("name"), str) or not f["name"]:
+                raise DatasetError(
+                    f"field {i} of 'fields' must be an object with a 'name' string, got {f!r:.60}"
+                )
         return cls(str(d.get("name", "schema")), tuple(Field.from_dict(f) for f in d["fields"]))
 
     @classmethod

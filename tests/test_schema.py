@@ -53,3 +53,29 @@ def test_a_field_listed_twice_is_refused():
 def test_an_unknown_type_is_refused_with_the_known_ones():
     with pytest.raises(DatasetError, match=r"unknown type 'money'.*amount"):
         Field.from_dict({"name": "total", "type": "money"})
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        ([], "schema lists no fields"),
+        ([{"type": "amount"}], "field 1 of 'fields' must be an object with a 'name' string"),
+        (["total"], "field 1 of 'fields' must be an object with a 'name' string"),
+        ([{"name": "total"}, {"name": ""}], "field 2 of 'fields'"),
+    ],
+)
+def test_a_schema_file_without_fields_or_names_is_one_clear_error(tmp_path, capsys, fields, why):
+    """Through ``extractconf score --schema``: exit 2, one line naming the file (a field without
+    a name was a traceback, no fields at all scored nothing with exit 0)."""
+    from confidence.cli import main
+
+    p = tmp_path / "schema.json"
+    p.write_text(json.dumps({"name": "s", "fields": fields}))
+    runs = tmp_path / "r.jsonl"
+    runs.write_text(json.dumps({"doc_id": "a", "fields": {"total": "9"}}) + "\n")
+    doc = tmp_path / "a.png"
+    doc.write_bytes(b"")
+    code = main(["score", str(doc), "--runs", str(runs), "--schema", str(p), "--no-documents",
+                 "--out", str(tmp_path / "s.jsonl"), "--quiet"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "schema.json" in err and why in err
