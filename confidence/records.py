@@ -92,6 +92,21 @@ def _check_record(rec: RunRecord) -> RunRecord:
     return rec
 
 
+def _token(t: Any, where: str, i: int) -> TokenLogprob:
+    """One token of a value's logprobs, or a DatasetError naming the field and the token."""
+    if isinstance(t, TokenLogprob):
+        return t
+    try:
+        if isinstance(t, Mapping) and isinstance(t.get("top"), str | Mapping):
+            raise TypeError("'top' must be a list of [text, number] pairs")  # a dict's keys
+        return TokenLogprob.from_dict(dict(t))
+    except (KeyError, TypeError, ValueError) as e:
+        raise DatasetError(
+            f'{where}: logprob token {i} is not {{"token": text, "logprob": number, '
+            f'"top": [[text, number], ...]}} ({type(e).__name__}: {e}; got {t!r:.80})'
+        ) from None
+
+
 def _reading(name: str, v: Any) -> FieldReading:
     if isinstance(v, FieldReading):
         return v
@@ -107,9 +122,7 @@ def _reading(name: str, v: Any) -> FieldReading:
         if toks is not None:
             if isinstance(toks, str | Mapping) or not isinstance(toks, Sequence):
                 raise DatasetError(f"{where}: 'logprobs' must be a list of {{token, logprob}}")
-            tokens = tuple(
-                t if isinstance(t, TokenLogprob) else TokenLogprob.from_dict(dict(t)) for t in toks
-            )
+            tokens = tuple(_token(t, where, i) for i, t in enumerate(toks))
         return FieldReading(_value(v.get("value"), where), tokens)
     return FieldReading(_value(v, where), None)
 

@@ -282,3 +282,15 @@ def test_score_says_which_records_name_documents_it_was_not_given(tmp_path, caps
     )
     score(tmp_path, write_runs(tmp_path / "r2.jsonl", lines))
     assert "not among the inputs" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "token",
+    [{"logprob": -0.1}, {"token": "9"}, {"token": "9", "logprob": None}, "9",
+     {"token": "9", "logprob": -0.1, "top": {"9": -0.1}},
+     {"token": "9", "logprob": -0.1, "top": {"90": -0.1}}],
+)  # fmt: skip
+def test_a_malformed_logprob_token_is_refused_naming_field_and_token(engine, token):
+    value = {"value": "9.00", "logprobs": [{"token": "9", "logprob": -0.1}, token]}
+    with pytest.raises(DatasetError, match=r"document a: field 'total': logprob token 1 is not"):
+        engine.score([{"doc_id": "a", "fields": {"total": value}}], SCHEMA)
