@@ -57,7 +57,10 @@ def _value(v: Any, where: str) -> str | None:
     if isinstance(v, int | float | Decimal) and not isinstance(v, bool):
         if isinstance(v, float | Decimal) and not math.isfinite(v):
             raise DatasetError(f"{where}: value {v} is not a finite number")
-        return str(v)
+        text = str(v)
+        if "e" in text.lower():  # 1e+21, 1e-05: written out, not read as "21" or "-5"
+            text = format(Decimal(repr(v)) if isinstance(v, float) else v, "f")
+        return text
     raise DatasetError(
         f"{where}: value must be a string, a number or null, got {type(v).__name__} "
         f"{json.dumps(v, default=str)[:60]}"

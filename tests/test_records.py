@@ -94,7 +94,11 @@ def test_score_refuses_a_list_dict_or_bool_value(tmp_path, capsys, value, kind):
     assert f"got {kind}" in err
 
 
-@pytest.mark.parametrize(("value", "text"), [(9.0, "9.0"), (9, "9"), ("9.00", "9.00")])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(9.0, "9.0"), (9, "9"), ("9.00", "9.00"), (1e21, "1000000000000000000000"),
+     (1e-05, "0.00001")],
+)  # fmt: skip
 def test_engine_score_takes_a_number_as_a_value(engine, value, text):
     [row, _] = engine.score([{"doc_id": "a", "fields": {"total": value, "iban": None}}], SCHEMA)
     assert row.value == text and row.status == "ok" and 0 <= row.confidence <= 1
