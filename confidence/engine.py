@@ -199,6 +199,17 @@ class ConfidenceEngine(BaseEstimator):
     confidence_level : float, default 0.9
     split : (float, float, float), default (0.6, 0.2, 0.2)
         Shares of documents for fusion training, calibration and threshold selection.
+    calibrate_out_of_fold : bool, default True
+        Pool the fusion and calibration shares: the fusion model learns on both, and the
+        calibrator is fitted on every pooled row's *out-of-fold* score, from the fusion's
+        document-grouped cross-validation fold models (the early-stopping folds: each row scored
+        by the fold model that never saw its document), not on scores a model gave its own
+        training rows. The fusion then learns from 80 % of the documents instead of 60 % and the
+        calibrator from four times the rows; the threshold share stays unseen by both, so the
+        thresholds' guarantee is unchanged. ``False``: the fusion model learns on the fusion
+        share and the calibrator on the calibration share's scores, as before. Without
+        cross-validation (the fusion's ``early_stopping_rounds=None``, or fewer than two
+        documents of each label) the calibration share is used as with ``False``.
     augment : float, default 0.25
         Share of fusion-training rows repeated without page features and again without logprobs,
         so the model knows what to do when a caller has no document or no logprobs.
@@ -240,6 +251,7 @@ class ConfidenceEngine(BaseEstimator):
         "target_accuracy": [Interval(Real, 0, 1, closed="neither")],
         "confidence_level": [Interval(Real, 0, 1, closed="neither")],
         "split": ["array-like"],
+        "calibrate_out_of_fold": ["boolean"],
         "augment": [Interval(Real, 0, 1, closed="both")],
         "fusion_params": [dict, None],
         "balance": [StrOptions({m for m in BALANCE_MODES if m}), None],
@@ -261,6 +273,7 @@ class ConfidenceEngine(BaseEstimator):
         target_accuracy: float = 0.99,
         confidence_level: float = 0.9,
         split: tuple[float, float, float] = (0.6, 0.2, 0.2),
+        calibrate_out_of_fold: bool = True,
         augment: float = 0.25,
         fusion_params: dict[str, Any] | None = None,
         balance: str | None = None,
@@ -271,6 +284,7 @@ class ConfidenceEngine(BaseEstimator):
         self.target_accuracy = target_accuracy
         self.confidence_level = confidence_level
         self.split = split
+        self.calibrate_out_of_fold = calibrate_out_of_fold
         self.augment = augment
         self.fusion_params = fusion_params
         self.balance = balance
@@ -366,12 +380,14 @@ class ConfidenceEngine(BaseEstimator):
                     f"the {name} split has only {'correct' if y[m][0] else 'wrong'} fields; "
                     "add labelled documents (a few dozen at least)"
                 )
+        pooled = self._pooled(fit_m | cal_m, y, groups)
+        train_m = fit_m | cal_m if pooled else fit_m
         rng = np.random.default_rng(self.random_state)
-        Xf, yf, gf, src = self._augment(X[fit_m], y[fit_m], groups[fit_m], rng)
-        tf = types[fit_m][src]
+        Xf, yf, gf, src = self._augment(X[train_m], y[train_m], groups[train_m], rng)
+        tf = types[train_m][src]
         if fusion_extra is not None:
             Xe, ye, ge, _, te = self._check_table(*fusion_extra[:3], *fusion_extra[2:4])
-            take = np.isin(ge, groups[fit_m])  # never a copy of a calibration/threshold document
+            take = np.isin(ge, groups[train_m])  # never a copy of a threshold document
             Xf, yf, gf = (
                 np.vstack((Xf, Xe[take])),
                 np.concatenate((yf, ye[take])),
@@ -388,7 +404,14 @@ class ConfidenceEngine(BaseEstimator):
             feature_names=list(kept),
             sample_weight=balance_weights(yf, tf, self.balance),
         )
-        self._fit_calibrator(X[cal_m], y[cal_m], groups[cal_m], self.calibrator)
+        oof = self.fusion_.oof_proba_[: int(train_m.sum())]  # the pooled rows come first
+        if pooled and np.isfinite(oof).all():
+            self._fit_calibrator(
+                X[train_m], y[train_m], groups[train_m], self.calibrator, scores=oof
+            )
+        else:  # no cross-validation after all: the calibration share, as without pooling
+            pooled = False
+            self._fit_calibrator(X[cal_m], y[cal_m], groups[cal_m], self.calibrator)
         p_thr = self.predict_confidence(X[thr_m])
         self.thresholds_ = ThresholdSelector(
             target_accuracy=self.target_accuracy, confidence_level=self.confidence_level
@@ -403,10 +426,11 @@ class ConfidenceEngine(BaseEstimator):
         self.metrics_ = {
             "held_out": evaluate_scores(y[thr_m], p_thr),
             "n_documents": {
-                "fusion": len(np.unique(groups[fit_m])),
-                "calibration": len(np.unique(groups[cal_m])),
+                "fusion": len(np.unique(groups[train_m])),
+                "calibration": len(np.unique(groups[train_m if pooled else cal_m])),
                 "thresholds": len(np.unique(groups[thr_m])),
             },
+            "calibrated_out_of_fold": pooled,
             "n_fields": len(y),
             "failure_rate": float(1 - y.mean()),
         }
@@ -434,12 +458,25 @@ class ConfidenceEngine(BaseEstimator):
         idx = {n: i for i, n in enumerate(FEATURE_NAMES)}
         return {n: np.nan_to_num(X[:, idx[n]], nan=0.0) for n in names}
 
-    def _fit_calibrator(self, X, y, groups, spec, sample_weight=None) -> None:
+    def _pooled(self, pool_m, y, groups) -> bool:
+        """Whether the fusion and calibration shares are pooled (``calibrate_out_of_fold``):
+        only when the fusion model cross-validates, which needs two documents of each label."""
+        params = {**FusionClassifier().get_params(), **(self.fusion_params or {})}
+        if not self.calibrate_out_of_fold or params["early_stopping_rounds"] is None:
+            return False
+        if params["n_splits"] < 2:
+            return False
+        docs = [len(np.unique(groups[pool_m & (y == k)])) for k in (0, 1)]
+        return min(docs) >= 2
+
+    def _fit_calibrator(self, X, y, groups, spec, sample_weight=None, scores=None) -> None:
+        """Fit the calibrator on ``X``'s fused scores, or on ``scores`` given for its rows
+        (out-of-fold ones)."""
         cal = make_calibrator(spec)
         self.calibrator_signals_ = (
             list(RECALIBRATION_SIGNALS) if isinstance(cal, LassoRecalibrator) else []
         )
-        s = self.fused_scores(X)
+        s = self.fused_scores(X) if scores is None else np.asarray(scores, dtype=float)
         signals = self._signals(X, self.calibrator_signals_)
         fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight}
         try:

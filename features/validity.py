@@ -20,6 +20,12 @@ Three shape features describe any reported value, whatever its type, so the mode
 what the values of a type look like: ``val_digit_share`` (digits among its letters and digits),
 ``val_lead_digit`` (1 if its first letter-or-digit is a digit: a street line or a postcode
 reported as a name) and ``val_n_words`` (whitespace-separated words). Empty values give NaN.
+
+``val_open_end`` is 1 when the value ends in a character that cannot end one: a comma, an
+ampersand, a hyphen, a slash, a colon or an opening bracket. An address printed as a
+comma-separated run over several lines, read one line short, ends in a comma
+(``Unit 5, 12 Mill Lane,``); a name wrapped over two lines, read to its first line only, often ends
+in ``&``. Empty values give NaN.
 """
 
 from __future__ import annotations
@@ -37,7 +43,15 @@ from confidence.documents.normalize import (
 
 __all__ = ["NAMES", "is_valid", "values"]
 
-NAMES: tuple[str, ...] = ("val_valid", "val_digit_share", "val_lead_digit", "val_n_words")
+NAMES: tuple[str, ...] = (
+    "val_valid",
+    "val_digit_share",
+    "val_lead_digit",
+    "val_n_words",
+    "val_open_end",
+)
+OPEN_ENDS = frozenset(",&-/:(")
+"""Characters after which a value goes on: one ending in them was cut short."""
 
 _NUMERIC_DATE = re.compile(r"^\D*?(\d{1,4})\s*[./\-]\s*(\d{1,2})\s*[./\-]\s*(\d{1,4})\D*$")
 _IBAN = re.compile(r"^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$")
@@ -102,9 +116,11 @@ def values(field_type: str, value: str | None) -> list[float]:
     >>> values("date", "28/48/2017")[0], values("amount", "65.20")[0]
     (0.0, 1.0)
     >>> values("text", "52 Alexander St")  # no syntax for text; 2 of 13 characters are digits
-    [nan, 0.15384615384615385, 1.0, 3.0]
+    [nan, 0.15384615384615385, 1.0, 3.0, 0.0]
+    >>> values("address", "Unit 5, 12 Mill Lane, ")[-1], values("text", "HOME & GARDEN")[-1]
+    (1.0, 0.0)
     >>> [math.isnan(v) for v in values("date", None)]
-    [True, True, True, True]
+    [True, True, True, True, True]
     """
     if is_empty(value):
         return [math.nan] * len(NAMES)
@@ -116,4 +132,5 @@ def values(field_type: str, value: str | None) -> list[float]:
         digits / len(alnum) if alnum else math.nan,
         float(alnum[0].isdigit()) if alnum else math.nan,
         float(len(str(value).split())),
+        float(str(value).rstrip()[-1] in OPEN_ENDS),
     ]

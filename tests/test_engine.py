@@ -551,3 +551,56 @@ def test_a_malformed_value_is_never_accepted():
         assert by["bad", f].decision == "review" and by["bad", f].reasons[0] == MALFORMED
         assert by["bad", f].features["val_valid"] == 0.0 if by["bad", f].features else True
     assert by["bad", "total"].decision == "accept"  # a well-formed value keeps its route
+
+
+def _noise_table(n_docs=300, per_doc=5, seed=3):
+    """Rows whose features say nothing about the label (a fusion model can only overfit)."""
+    rng = np.random.default_rng(seed)
+    X, y, g, f, t = _table(n_docs, per_doc, seed)
+    for name in ("agree_equal", "lp_h_mean", "q_noise"):
+        X[:, COL[name]] = rng.normal(size=len(y))
+    return X, y, g, f, t
+
+
+@pytest.mark.parametrize("out_of_fold", [True, False])
+def test_the_calibrator_never_sees_in_sample_scores(out_of_fold):
+    # deep trees and no early stopping memorise the noise: calibrated on in-sample scores, the
+    # fresh rows' probabilities would spread towards 0 and 1; on out-of-fold (or held-out)
+    # scores they stay near the base rate (0.8)
+    X, y, g, f, t = _noise_table()
+    params = {"num_leaves": 63, "min_child_samples": 2, "n_estimators": 300}
+    eng = ConfidenceEngine(fusion_params=params, calibrate_out_of_fold=out_of_fold).fit(
+        X, y, groups=g, fields=f, field_types=t
+    )
+    assert eng.metrics_["calibrated_out_of_fold"] is out_of_fold
+    Xn, yn, *_ = _noise_table(seed=4)
+    p = eng.predict_confidence(Xn)
+    assert abs(p.mean() - yn.mean()) < 0.06 and np.percentile(p, 90) - np.percentile(p, 10) < 0.3
+
+
+def test_out_of_fold_calibration_pools_the_fusion_and_calibration_shares(fitted):
+    X, y, g, f, t = _table(n_docs=200)
+    pooled = ConfidenceEngine(random_state=1).fit(X, y, groups=g, fields=f, field_types=t)
+    split = ConfidenceEngine(random_state=1, calibrate_out_of_fold=False).fit(
+        X, y, groups=g, fields=f, field_types=t
+    )
+    n_p, n_s = pooled.metrics_["n_documents"], split.metrics_["n_documents"]
+    # the same threshold share (unseen by fusion and calibrator) either way
+    assert n_p["thresholds"] == n_s["thresholds"]
+    assert (
+        n_p["fusion"]
+        == n_p["calibration"]
+        == n_s["fusion"] + n_s["calibration"]
+        == 200 - (n_s["thresholds"])
+    )
+    assert (
+        pooled.metrics_["calibrated_out_of_fold"] and not split.metrics_["calibrated_out_of_fold"]
+    )
+
+
+def test_out_of_fold_calibration_needs_cross_validation():
+    X, y, g, f, t = _table(n_docs=60)
+    eng = ConfidenceEngine(fusion_params={"early_stopping_rounds": None, "n_estimators": 50})
+    eng.fit(X, y, groups=g, fields=f, field_types=t)
+    assert not eng.metrics_["calibrated_out_of_fold"]  # no fold models: the calibration share
+    assert eng.metrics_["n_documents"]["calibration"] < eng.metrics_["n_documents"]["fusion"]

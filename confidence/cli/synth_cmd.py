@@ -103,6 +103,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="receipts: share with the merchant's name at the body text's size (half of them "
         "under a logo line), 0-1 (default 0: the large names of earlier corpora)",
     )
+    p.add_argument(
+        "--address-variety",
+        type=float,
+        default=0.0,
+        help="receipts: share whose address lines end in commas (half of them broken at their "
+        "commas into short lines), 0-1 (default 0: the addresses of earlier corpora)",
+    )
     p.add_argument("--n-jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--overwrite", action="store_true", help="replace a dataset already in OUT_DIR")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -129,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
         total_variety=args.total_variety,
         fade_ratio=args.fade_ratio,
         name_variety=args.name_variety,
+        address_variety=args.address_variety,
     )
     took = time.perf_counter() - start
     print(

@@ -19,9 +19,12 @@ from confidence.cli._engine_common import (
 from confidence.errors import ExtractConfError
 
 EPILOG = """\
-Documents are split three ways (never cutting a document): the fusion model (LightGBM) learns on
-the first share, the calibrator on the second, and the per-field thresholds are chosen on the
-third, so the accuracy guarantee of the thresholds holds on documents the model never saw.
+Documents are split three ways (never cutting a document). The fusion model (LightGBM) learns
+on the first two shares together, and the calibrator is fitted on their out-of-fold scores (each
+document scored by the cross-validation fold model that never saw it). The per-field thresholds
+are chosen on the third share, so the accuracy guarantee of the thresholds holds on documents the
+model never saw. --separate-calibration fits the fusion model on the first share alone and the
+calibrator on the second.
 The folder written holds no pickle: fusion.lgb.txt, fusion.json, calibrator.json,
 thresholds.json, engine.json (versions, features, schema, held-out metrics) and manifest.json
 (sha256 and format version of every file; a changed file is refused when loading).
@@ -74,6 +77,12 @@ def register(subparsers) -> None:
         "the library's layout Mapper; the same with some values taken from another document, "
         "as a pipeline's LLM reports values that are not on the page; the Hunter alone with "
         "its page and the Hunter alone without it), as third-party records are scored",
+    )
+    p.add_argument(
+        "--separate-calibration",
+        action="store_true",
+        help="fit the fusion model on the first share of --split and the calibrator on the "
+        "second, instead of pooling them (the calibrator on out-of-fold scores)",
     )
     p.add_argument(
         "--average-folds",
@@ -131,6 +140,7 @@ def run(args) -> int:
         target_accuracy=args.target_accuracy,
         confidence_level=args.confidence_level,
         split=args.split,
+        calibrate_out_of_fold=not args.separate_calibration,
         random_state=args.seed,
         fusion_params=fusion_params or None,
         exclude_features=tuple(args.exclude_features),
@@ -141,10 +151,19 @@ def run(args) -> int:
     engine.save(args.out)
     m = engine.metrics_["held_out"]
     nd = engine.metrics_["n_documents"]
+    if engine.metrics_.get("calibrated_out_of_fold"):
+        how = (
+            f"fusion and calibration on {nd['fusion']} documents (out of fold), thresholds on "
+            f"{nd['thresholds']}"
+        )
+    else:
+        how = (
+            f"split fusion/calibration/thresholds {nd['fusion']}/{nd['calibration']}/"
+            f"{nd['thresholds']} documents"
+        )
     print(
         f"trained on {table.n_documents} documents, {len(table)} fields "
-        f"(failure rate {1 - table.y.mean():.1%}); split fusion/calibration/thresholds "
-        f"{nd['fusion']}/{nd['calibration']}/{nd['thresholds']} documents"
+        f"(failure rate {1 - table.y.mean():.1%}); {how}"
     )
     print(
         f"held-out: AUROC {m['auroc']:.3f}  AURC {m['aurc']:.4f}  "

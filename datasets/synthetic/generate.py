@@ -175,8 +175,10 @@ def _job(args: tuple) -> SynthDocument | tuple[int, str]:
                 total_variety=kwargs["total_variety"],
                 fade_ratio=kwargs["fade_ratio"],
                 name_variety=kwargs["name_variety"],
+                address_variety=kwargs["address_variety"],
             )
-        skip = ("kind", "header_variety", "total_variety", "fade_ratio", "name_variety")
+        skip = ("kind", "header_variety", "total_variety", "fade_ratio", "name_variety",
+                "address_variety")  # fmt: skip
         if not kwargs.get("layout_variety"):
             skip = (*skip, "layout_variety")
         return synth_document(index, seed, **{k: v for k, v in kwargs.items() if k not in skip})
@@ -201,6 +203,7 @@ def generate(
     total_variety: float = 0.0,
     fade_ratio: float = 0.0,
     name_variety: float = 0.0,
+    address_variety: float = 0.0,
 ):
     """Write ``n`` synthetic invoices (or till receipts) as a dataset folder (``schema.json``,
     ``labels.jsonl``, ``files/``); the same ``seed`` gives byte-identical output whatever
@@ -248,6 +251,11 @@ def generate(
         regular, half of them under a logo line
         (:data:`~confidence.datasets.synthetic.receipts.NAME_PRINTS`). 0 (default) reproduces
         earlier corpora of the same seed.
+    address_variety : float
+        Receipts only: share printed with the merchant's address lines ending in commas, half
+        of them broken at their commas into short lines
+        (:data:`~confidence.datasets.synthetic.receipts.ADDRESS_PRINTS`). 0 (default) reproduces
+        earlier corpora of the same seed.
 
     Returns
     -------
@@ -286,6 +294,10 @@ def generate(
         raise DatasetError(f"name_variety must be within 0-1, got {name_variety}")
     if name_variety and kind != "receipt":
         raise DatasetError("name_variety applies to receipts only (kind='receipt')")
+    if not 0.0 <= address_variety <= 1.0:
+        raise DatasetError(f"address_variety must be within 0-1, got {address_variety}")
+    if address_variety and kind != "receipt":
+        raise DatasetError("address_variety applies to receipts only (kind='receipt')")
     kwargs = {
         "scan_ratio": scan_ratio,
         "languages": langs,
@@ -296,6 +308,7 @@ def generate(
         "total_variety": total_variety,
         "fade_ratio": fade_ratio,
         "name_variety": name_variety,
+        "address_variety": address_variety,
     }
     jobs = [(i, seed, kwargs) for i in range(n)]
     schema = SCHEMA

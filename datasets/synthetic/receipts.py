@@ -184,6 +184,19 @@ every name ``large``, so corpora made before the option existed are reproduced b
 
 _LOGO_GLYPHS = "@#&%*~^=+<>{}[]()|/\\§¤ƒ¥£©®ЖЩЮ◆●■▲★"  # what OCR makes of a drawn logo
 
+ADDRESS_PRINTS: dict[str, str] = {
+    "lines": "one address line per printed line, as the locale's address has them",
+    "comma_ends": "every printed line but the last ends in a comma, and half of the addresses "
+    "are one comma-separated run wrapped at its commas to 16-30 characters (up to six lines): "
+    "a run-on address wrapped on the narrow roll (gold: the printed lines joined with ', ', "
+    "without their trailing commas)",
+}
+"""How the merchant's address is printed. ``address_variety`` is the share of receipts drawn
+with the ``comma_ends`` print: many till printers print the address as one comma-separated run
+broken over short lines, so a reading that stops one line early ends in a comma. The default (0)
+prints every address as its lines, so corpora made before the option existed are reproduced
+byte for byte."""
+
 
 TOTAL_STYLES: dict[str, str] = {
     "plain": "subtotal, tax, rounding and total lines under the captions of the locale table",
@@ -245,6 +258,22 @@ def _name_lines(name: str, style: str, reg: str, size: float, bold: bool = True)
     return [_Line(name, "c", size=size, bold=bold, field="merchant_name")]
 
 
+def _address_lines(addr: list[str], ar: random.Random | None, variety: float) -> list[str]:
+    """The printed lines of an address (:data:`ADDRESS_PRINTS`); ``addr`` as in the gold."""
+    if ar is None or ar.random() >= variety:
+        return addr
+    lines = addr
+    if ar.random() < 0.5:  # one comma-separated run, wrapped at its commas to a narrow width
+        width, lines = ar.randint(16, 30), []
+        for part in (p.strip() for a in addr for p in a.split(",") if p.strip()):
+            if lines and len(lines[-1]) + len(part) + 2 <= width:
+                lines[-1] = f"{lines[-1]}, {part}"
+            else:
+                lines.append(part)
+        lines = lines[:6]
+    return [f"{a}," for a in lines[:-1]] + lines[-1:]
+
+
 def _logo_line(nr: random.Random) -> _Line:
     """A line standing for a printed logo: a few large glyphs, as OCR reads a drawn mark."""
     glyphs = "".join(nr.choice(_LOGO_GLYPHS + "ABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(12))
@@ -258,6 +287,7 @@ def _content(
     header_variety: float = 0.0,
     total_variety: float = 0.0,
     name_variety: float = 0.0,
+    address_variety: float = 0.0,
 ) -> tuple[list[_Line], dict[str, str | None], dict]:
     """The printed lines of one receipt, its gold values and facts for ``meta``."""
     # Styles draw from their own stream, and only when asked, so the plain corpora stay as made.
@@ -270,6 +300,7 @@ def _content(
     nr = random.Random(rng.getrandbits(32)) if name_variety > 0 else None
     name_print = "body" if nr is not None and nr.random() < name_variety else "large"
     logo = name_print == "body" and nr is not None and nr.random() < 0.5
+    ar = random.Random(rng.getrandbits(32)) if address_variety > 0 else None
     locale = rng.choice(L.FAKER_LOCALES[lang])
     fake = _faker(locale)
     fake.seed_instance(rng.getrandbits(32))
@@ -294,6 +325,10 @@ def _content(
     day = dt.date(2017, 1, 1) + dt.timedelta(days=rng.randint(0, 2900))
     date_s = L.format_date(day, pattern, lang)
     gold["merchant_name"] = name
+    printed = _address_lines(addr, ar, address_variety)
+    comma_ends = printed is not addr
+    if comma_ends:  # broken at its commas, the gold keeps every printed part
+        addr = [a.rstrip(",") for a in printed]
     gold["merchant_address"] = ", ".join(addr)
     gold["purchase_date"] = date_s
     absent = {f for f, p in RECEIPT_ABSENCE.items() if rng.random() < p}
@@ -315,7 +350,7 @@ def _content(
     if rng.random() < 0.5 and style != "tagged":
         lines.append(_Line(f"({fake.bothify('#######-?').upper()})", "c", size=0.9))
     if "merchant_address" not in absent:
-        lines += [_Line(a, "c", size=0.95, field="merchant_address") for a in addr]
+        lines += [_Line(a, "c", size=0.95, field="merchant_address") for a in printed]
     if rng.random() < 0.8:
         lines.append(_Line(f"{rng.choice(w['phone'])} {fake.phone_number()}", "c", size=0.9))
     if rng.random() < 0.6:
@@ -427,6 +462,8 @@ def _content(
         facts["total_style"] = "summary" if summary is not None else "plain"
     if nr is not None:
         facts["name_print"] = "logo" if logo else name_print
+    if ar is not None:
+        facts["address_print"] = "comma_ends" if comma_ends else "lines"
     return lines, gold, facts
 
 
@@ -533,14 +570,16 @@ def receipt_document(
     total_variety: float = 0.0,
     fade_ratio: float = 0.0,
     name_variety: float = 0.0,
+    address_variety: float = 0.0,
 ) -> SynthDocument:
     """Generate receipt number ``index`` of the dataset with ``seed`` (pure function of both).
 
     ``fade_ratio`` is the share of the *scanned* receipts whose thermal print has faded
     (:func:`~confidence.datasets.synthetic.degrade.fade_plan`: pale, patchy ink with broken
     strokes); 0 (default) reproduces earlier corpora of the same seed. ``name_variety`` is the
-    share printed with the merchant's name at the body size (:data:`NAME_PRINTS`); 0 (default)
-    reproduces earlier corpora too.
+    share printed with the merchant's name at the body size (:data:`NAME_PRINTS`) and
+    ``address_variety`` the share whose address lines end in commas (:data:`ADDRESS_PRINTS`); 0
+    (default) reproduces earlier corpora too.
 
     Examples
     --------
@@ -558,6 +597,8 @@ def receipt_document(
         raise DatasetError(f"fade_ratio must be within 0-1, got {fade_ratio}")
     if not 0.0 <= name_variety <= 1.0:
         raise DatasetError(f"name_variety must be within 0-1, got {name_variety}")
+    if not 0.0 <= address_variety <= 1.0:
+        raise DatasetError(f"address_variety must be within 0-1, got {address_variety}")
     bad = [x for x in languages if x not in L.LANGUAGES]
     if bad or not languages:
         raise DatasetError(
@@ -566,7 +607,9 @@ def receipt_document(
         )
     rng = random.Random(f"extractconf-receipt:{seed}:{index}")
     lang = rng.choice(tuple(languages))
-    lines, gold, facts = _content(rng, lang, header_variety, total_variety, name_variety)
+    lines, gold, facts = _content(
+        rng, lang, header_variety, total_variety, name_variety, address_variety
+    )
     pdf, drawn = _render(lines, rng)
     meta: dict[str, Any] = {
         "generator": "extractconf synth --kind receipt",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -100,18 +101,18 @@ def test_feature_rows_carry_it_with_and_without_the_page():
 
 
 def test_value_shape_hand_cases():
-    assert values("text", "52 Alexander St")[1:] == [2 / 13, 1.0, 3.0]
-    assert values("text", "Studio 65q")[1:] == [2 / 9, 0.0, 2.0]
-    assert values("amount", "1.234,56")[1:] == [1.0, 1.0, 1.0]
-    share, lead, words = values("currency", "€")[1:]  # no letter or digit
+    assert values("text", "52 Alexander St")[1:4] == [2 / 13, 1.0, 3.0]
+    assert values("text", "Studio 65q")[1:4] == [2 / 9, 0.0, 2.0]
+    assert values("amount", "1.234,56")[1:4] == [1.0, 1.0, 1.0]
+    share, lead, words = values("currency", "€")[1:4]  # no letter or digit
     assert math.isnan(share) and math.isnan(lead) and words == 1.0
     assert all(math.isnan(v) for v in values("text", None))
 
 
 @given(st.text(min_size=1, max_size=40))
 def test_value_shape_is_bounded_and_case_blind(s):
-    share, lead, words = values("text", s)[1:]
-    same = values("text", s.swapcase())[1:]
+    share, lead, words = values("text", s)[1:4]
+    same = values("text", s.swapcase())[1:4]
     if math.isnan(words):  # an empty value (blank or a null marker)
         assert math.isnan(share) and math.isnan(lead)
         return
@@ -133,4 +134,28 @@ def test_shape_rows_with_and_without_the_page():
     f = Field("customer", "text")
     rows = [(f, doc, FieldReading("52 Alexander St"), FieldReading("ACME Ltd"), "mapper")]
     for X in (feature_matrix(rows), pageless_matrix(rows)):
-        assert X[0, cols].tolist() == [0.0, 0.0, 2.0]  # the Mapper's value is the reported one
+        assert X[0, cols].tolist() == [0.0, 0.0, 2.0, 0.0]  # the Mapper's value is reported
+
+
+@pytest.mark.parametrize(
+    ("value", "open_end"),
+    [
+        ("Unit 5, 12 Mill Lane,", 1.0),  # an address read one printed line short
+        ("12 Mill Lane, ", 1.0),  # trailing blanks do not hide the comma
+        ("NORTH COAST TIMBER &", 1.0),  # a wrapped name read to its first line
+        ("Ref: ", 1.0),
+        ("Unit 4 (", 1.0),
+        ("12-", 1.0),
+        ("12 Mill Lane, Leeds LS1 4AB", 0.0),
+        ("HOME & GARDEN", 0.0),
+        ("Smith & Co.", 0.0),
+        ("(4006213-8)", 0.0),
+        ("5.00", 0.0),
+    ],
+)
+def test_a_value_ending_in_a_comma_or_connector_is_open(value, open_end):
+    assert values("address", value)[NAMES.index("val_open_end")] == open_end
+
+
+def test_open_end_is_nan_for_an_empty_value():
+    assert math.isnan(values("address", "  ")[NAMES.index("val_open_end")])

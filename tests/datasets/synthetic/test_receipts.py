@@ -17,6 +17,7 @@ from confidence.datasets.folder import Dataset
 from confidence.datasets.matching import is_correct
 from confidence.datasets.synthetic import generate
 from confidence.datasets.synthetic.receipts import (
+    ADDRESS_PRINTS,
     NAME_PRINTS,
     RECEIPT_ABSENCE,
     RECEIPT_SCHEMA,
@@ -269,3 +270,36 @@ def test_name_prints_put_the_merchant_name_at_body_size_some_under_a_logo(tmp_pa
     with pytest.raises(DatasetError, match="name_variety"):
         receipt_document(0, name_variety=1.5)
     assert main(["synth", str(tmp_path / "i"), "--n", "2", "--name-variety", "0.5"]) == 2
+
+
+def test_address_prints_end_lines_in_commas_and_the_gold_joins_them_without(tmp_path):
+    seen, wrapped = set(), 0
+    for d in _cli_receipts(tmp_path, 16, "--address-variety", address_variety=1.0):
+        gold, kind = d.fields["merchant_address"], d.meta["address_print"]
+        seen.add(kind)
+        if gold is None:
+            continue
+        with pdfplumber.open(io.BytesIO(d.data)) as pdf:
+            (page,) = pdf.pages
+            printed = [ln["text"] for ln in page.extract_text_lines()]
+        parts = gold.split(", ")
+        # the printed address: consecutive lines that, read back and joined, are the gold
+        block = next(
+            printed[i:j]
+            for i in range(len(printed))
+            for j in range(i + 1, len(printed) + 1)
+            if ", ".join(t.rstrip(",") for t in printed[i:j]) == gold
+        )
+        assert all(t.endswith(",") for t in block[:-1]) and not block[-1].endswith(",")
+        wrapped += len(block) != len(parts)  # some lines hold several comma-separated parts
+    assert seen == {"comma_ends"} and set(seen) <= set(ADDRESS_PRINTS)
+    assert wrapped  # half are one run wrapped at its commas
+    # the default draws nothing: the corpora made before the option are reproduced
+    plain = receipt_document(5, seed=4)
+    assert "address_print" not in plain.meta
+    assert receipt_document(5, seed=4, address_variety=0.0).data == plain.data
+    with pytest.raises(DatasetError, match="address_variety"):
+        receipt_document(0, address_variety=1.5)
+    with pytest.raises(DatasetError, match="address_variety applies to receipts"):
+        generate(tmp_path / "inv", 1, address_variety=0.5)
+    assert main(["synth", str(tmp_path / "i"), "--n", "2", "--address-variety", "0.5"]) == 2
