@@ -45,6 +45,33 @@ def test_train_writes_model(work):
     assert meta["metrics"]["n_fields"] == 300
 
 
+def test_train_calibrates_out_of_fold_unless_told_to_separate(work, tmp_path, capsys):
+    """``train`` pools the fusion and calibration shares (the calibrator on out-of-fold
+    scores); ``--separate-calibration`` keeps them apart. The threshold share is the same."""
+    root, ds, runs, common = work
+    meta = json.loads((root / "model" / "engine.json").read_text())["data"]["metrics"]
+    m = tmp_path / "sep"
+    capsys.readouterr()
+    assert main(["train", str(ds), "--runs", str(runs), "--out", str(m), "--separate-calibration",
+                 "--target-accuracy", "0.9", *common]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    sep = json.loads((m / "engine.json").read_text())["data"]["metrics"]
+    assert meta["calibrated_out_of_fold"] is True and sep["calibrated_out_of_fold"] is False
+    pooled, split = meta["n_documents"], sep["n_documents"]
+    assert pooled["thresholds"] == split["thresholds"]
+    assert pooled["fusion"] == pooled["calibration"] == split["fusion"] + split["calibration"]
+    assert (
+        f"split fusion/calibration/thresholds {split['fusion']}/{split['calibration']}/"
+        f"{split['thresholds']} documents" in out
+    )
+    assert main(["train", str(ds), "--runs", str(runs), "--out", str(tmp_path / "p"),
+                 "--target-accuracy", "0.9", *common]) == 0  # fmt: skip
+    assert (
+        f"fusion and calibration on {pooled['fusion']} documents (out of fold), thresholds on "
+        f"{pooled['thresholds']}" in capsys.readouterr().out
+    )
+
+
 def test_train_average_folds_then_score(work, tmp_path):
     """``train --average-folds``: the saved fusion is the mean of the 5 CV fold models (5x the
     trees of one), and ``score`` reads with it, reasons included."""
