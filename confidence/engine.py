@@ -382,35 +382,16 @@ class ConfidenceEngine(BaseEstimator):
                 )
         pooled = self._pooled(fit_m | cal_m, y, groups)
         train_m = fit_m | cal_m if pooled else fit_m
-        rng = np.random.default_rng(self.random_state)
-        Xf, yf, gf, src = self._augment(X[train_m], y[train_m], groups[train_m], rng)
-        tf = types[train_m][src]
-        if fusion_extra is not None:
-            Xe, ye, ge, _, te = self._check_table(*fusion_extra[:3], *fusion_extra[2:4])
-            take = np.isin(ge, groups[train_m])  # never a copy of a threshold document
-            Xf, yf, gf = (
-                np.vstack((Xf, Xe[take])),
-                np.concatenate((yf, ye[take])),
-                np.concatenate((gf, ge[take])),
-            )
-            tf = np.concatenate((tf, te[take]))
-        kept = self.feature_names_
-        monotone = {k: v for k, v in MONOTONE.items() if k in set(kept)}
-        self.fusion_ = FusionClassifier(**{"monotone": monotone, **(self.fusion_params or {})})
-        self.fusion_.fit(
-            self._model_rows(Xf),
-            yf,
-            groups=gf,
-            feature_names=list(kept),
-            sample_weight=balance_weights(yf, tf, self.balance),
-        )
+        self._fit_fusion(X, y, groups, types, train_m, fusion_extra)
         oof = self.fusion_.oof_proba_[: int(train_m.sum())]  # the pooled rows come first
-        if pooled and np.isfinite(oof).all():
+        if pooled and not np.isfinite(oof).all():  # no fold scored some row: never calibrate
+            pooled, train_m = False, fit_m  # on in-sample scores; learn on the fusion share
+            self._fit_fusion(X, y, groups, types, train_m, fusion_extra)
+        if pooled:
             self._fit_calibrator(
                 X[train_m], y[train_m], groups[train_m], self.calibrator, scores=oof
             )
-        else:  # no cross-validation after all: the calibration share, as without pooling
-            pooled = False
+        else:
             self._fit_calibrator(X[cal_m], y[cal_m], groups[cal_m], self.calibrator)
         p_thr = self.predict_confidence(X[thr_m])
         self.thresholds_ = ThresholdSelector(
@@ -457,6 +438,32 @@ class ConfidenceEngine(BaseEstimator):
             return None
         idx = {n: i for i, n in enumerate(FEATURE_NAMES)}
         return {n: np.nan_to_num(X[:, idx[n]], nan=0.0) for n in names}
+
+    def _fit_fusion(self, X, y, groups, types, train_m, fusion_extra) -> None:
+        """Fit ``fusion_`` on the rows of ``train_m`` (augmented, with the ``fusion_extra`` rows
+        of the same documents); the rows of ``train_m`` come first in its training order."""
+        rng = np.random.default_rng(self.random_state)
+        Xf, yf, gf, src = self._augment(X[train_m], y[train_m], groups[train_m], rng)
+        tf = types[train_m][src]
+        if fusion_extra is not None:
+            Xe, ye, ge, _, te = self._check_table(*fusion_extra[:3], *fusion_extra[2:4])
+            take = np.isin(ge, groups[train_m])  # never a copy of a document held out of it
+            Xf, yf, gf = (
+                np.vstack((Xf, Xe[take])),
+                np.concatenate((yf, ye[take])),
+                np.concatenate((gf, ge[take])),
+            )
+            tf = np.concatenate((tf, te[take]))
+        kept = self.feature_names_
+        monotone = {k: v for k, v in MONOTONE.items() if k in set(kept)}
+        self.fusion_ = FusionClassifier(**{"monotone": monotone, **(self.fusion_params or {})})
+        self.fusion_.fit(
+            self._model_rows(Xf),
+            yf,
+            groups=gf,
+            feature_names=list(kept),
+            sample_weight=balance_weights(yf, tf, self.balance),
+        )
 
     def _pooled(self, pool_m, y, groups) -> bool:
         """Whether the fusion and calibration shares are pooled (``calibrate_out_of_fold``):

@@ -604,3 +604,17 @@ def test_out_of_fold_calibration_needs_cross_validation():
     eng.fit(X, y, groups=g, fields=f, field_types=t)
     assert not eng.metrics_["calibrated_out_of_fold"]  # no fold models: the calibration share
     assert eng.metrics_["n_documents"]["calibration"] < eng.metrics_["n_documents"]["fusion"]
+
+
+def test_without_out_of_fold_scores_the_fusion_learns_on_its_share_alone(monkeypatch):
+    # if the fusion cannot cross-validate after all, its scores on the calibration share would
+    # be in-sample: the engine refits it on the fusion share and calibrates on the other
+    from confidence.fusion import FusionClassifier
+
+    monkeypatch.setattr(FusionClassifier, "_folds", lambda self, y, groups: None)
+    X, y, g, f, t = _table(n_docs=100)
+    eng = ConfidenceEngine(random_state=1).fit(X, y, groups=g, fields=f, field_types=t)
+    nd = eng.metrics_["n_documents"]
+    assert not eng.metrics_["calibrated_out_of_fold"]
+    # three disjoint shares (pooled, the fusion would count the calibration documents too)
+    assert nd["fusion"] + nd["calibration"] + nd["thresholds"] == 100
