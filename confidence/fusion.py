@@ -9,8 +9,7 @@ The number of boosting rounds is chosen by early stopping in cross-validation gr
 (fields of one document share a scan and an LLM call, so splitting them across folds would leak).
 The model is then refit on all rows with that many rounds, or (``average_folds=True``: bagging
 over documents) is the mean of the cross-validation fold models, their trees merged into one
-LightGBM model (:func:`average_boosters`). ``n_bags`` > 1 repeats this on random draws of the
-documents and averages the draws' models the same way.
+LightGBM model (:func:`average_boosters`).
 
 Saved models contain no pickle: the classifier is the ``fusion`` part kind of
 :mod:`confidence.persistence`, stored as LightGBM's text model ``fusion.lgb.txt`` and
@@ -72,18 +71,6 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
         ``early_stopping_rounds`` and ``n_splits``) the model is refit. The fold models are
         merged into one LightGBM model (:func:`average_boosters`), so contributions, SHAP and
         the saved file are those of a single booster.
-    n_bags : int, default=1
-        Train this many models, each on its own random draw of ``bag_fraction`` of the
-        documents (whole documents, without replacement) with its own CV folds and LightGBM
-        seed, and predict with the mean of their log-odds (subagging). Which documents a model
-        learns from moves its scores most on documents unlike the training ones; averaging
-        draws narrows that, at the cost of ``n_bags`` times the trees (training and scoring
-        time). The members are merged into one booster (:func:`average_boosters`).
-        ``oof_proba_`` then averages, per row, out-of-sample scores only: each member's fold
-        model that did not see the row's document, or the member itself when the document was
-        not in its draw.
-    bag_fraction : float, default=0.8
-        Share of the documents (of the rows, without ``groups``) in each bag's draw.
     n_splits : int, default=5
         CV folds (reduced to the number of documents or of minority-class rows when smaller;
         CV is skipped when fewer than 2 folds are possible).
@@ -107,12 +94,11 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
     feature_names_ : list of str
     n_features_in_ : int
     best_iteration_ : int
-        Boosting rounds of the final model (of each fold model when they are averaged; the
-        mean over the bags, rounded, with ``n_bags`` > 1).
+        Boosting rounds of the final model (of each fold model when they are averaged).
     n_members_ : int
-        Models averaged into ``booster_`` (the CV folds, the bags, or both), or 1 for a refit.
+        Models averaged into ``booster_`` (the CV folds), or 1 for a refit.
     cv_logloss_ : float or None
-        Mean validation log-loss at ``best_iteration_`` (over the bags too; None without CV).
+        Mean validation log-loss at ``best_iteration_`` (None without CV).
     oof_proba_ : ndarray of shape (n_samples,)
         Out-of-fold P(correct) of each training row from the CV fold model that did not see its
         document (NaN without CV); fit a calibrator on it instead of on in-sample scores (with
@@ -141,8 +127,6 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
         "reg_lambda": [Interval(Real, 0, None, closed="left")],
         "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
         "average_folds": ["boolean"],
-        "n_bags": [Interval(Integral, 1, None, closed="left")],
-        "bag_fraction": [Interval(Real, 0, 1, closed="right")],
         "n_splits": [Interval(Integral, 0, None, closed="left")],
         "random_state": [Interval(Integral, None, None, closed="neither")],
         "n_jobs": [Integral, None],
@@ -160,8 +144,6 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
         reg_lambda: float = 1.0,
         early_stopping_rounds: int | None = 50,
         average_folds: bool = False,
-        n_bags: int = 1,
-        bag_fraction: float = 0.8,
         n_splits: int = 5,
         random_state: int = 0,
         n_jobs: int | None = 1,
@@ -175,8 +157,6 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
         self.reg_lambda = reg_lambda
         self.early_stopping_rounds = early_stopping_rounds
         self.average_folds = average_folds
-        self.n_bags = n_bags
-        self.bag_fraction = bag_fraction
         self.n_splits = n_splits
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -220,8 +200,7 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
             "monotone_constraints_method": "intermediate",
         }
 
-    def _folds(self, y: np.ndarray, groups, seed: int | None = None) -> list | None:
-        seed = self.random_state if seed is None else seed
+    def _folds(self, y: np.ndarray, groups) -> list | None:
         if self.early_stopping_rounds is None or self.n_splits < 2:
             return None
         k = min(self.n_splits, int(np.bincount(y).min()))
@@ -230,9 +209,9 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
         if k < 2:
             return None
         if groups is None:
-            cv = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
+            cv = StratifiedKFold(n_splits=k, shuffle=True, random_state=self.random_state)
             return list(cv.split(np.zeros(len(y)), y))
-        cv = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed)
+        cv = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=self.random_state)
         return list(cv.split(np.zeros(len(y)), y, groups))
 
     def fit(self, X, y, *, groups=None, feature_names=None, sample_weight=None) -> FusionClassifier:
@@ -280,99 +259,43 @@ class FusionClassifier(ClassifierMixin, BaseEstimator):
             if sample_weight.sum() <= 0:
                 raise ValueError("sample weights are all zero; give some rows a positive weight")
         params = {**self._lgb_params(), **self._monotone_params()}
-        if self.n_bags == 1:
-            booster, rounds, logloss, oof, _, n = self._fit_member(
-                X, y_enc, groups, sample_weight, params, 0
-            )
-            self.booster_, self.best_iteration_, self.cv_logloss_ = booster, rounds, logloss
-            self.oof_proba_, self.n_members_ = oof, n
-            return self
-        return self._fit_bags(X, y_enc, groups, sample_weight, params)
-
-    def _fit_member(self, X, y, groups, sample_weight, params, offset: int):
-        """One model: CV for the rounds (and out-of-fold scores), then a refit or the fold mean.
-        ``offset`` shifts its seeds (folds and LightGBM's) from ``random_state``.
-
-        Returns the booster, its rounds, the CV log-loss, the out-of-fold P(correct) and raw
-        scores (NaN without CV) and the number of models merged into the booster."""
-        params = {**params, "seed": int(params["seed"]) + offset}
-        folds = self._folds(y, groups, self.random_state + offset)
+        folds = self._folds(y_enc, groups)
         if folds is None:
-            nan = np.full(len(y), np.nan)
-            data = lgb.Dataset(X, y, weight=sample_weight, feature_name=self.feature_names_)
-            booster = lgb.train(params, data, num_boost_round=int(self.n_estimators))
-            return booster, int(self.n_estimators), None, nan, nan.copy(), 1
-        data = lgb.Dataset(
-            X, y, weight=sample_weight, feature_name=self.feature_names_, free_raw_data=False
-        )
-        hist = lgb.cv(
-            params,
-            data,
-            num_boost_round=int(self.n_estimators),
-            folds=folds,
-            callbacks=[lgb.early_stopping(int(self.early_stopping_rounds), verbose=False)],
-            return_cvbooster=True,
-        )
-        curve = hist["valid binary_logloss-mean"]
-        rounds = len(curve)  # lgb.cv truncates the history at the best round
-        # Each row scored by the fold model that did not see its document: an honest input for
-        # fitting a calibrator on the training set itself.
-        oof, raw = np.full(len(y), np.nan), np.full(len(y), np.nan)
-        members = hist["cvbooster"].boosters
-        for (_, val), booster in zip(folds, members, strict=True):
-            oof[val] = booster.predict(X[val], num_iteration=rounds)
-            raw[val] = booster.predict(X[val], num_iteration=rounds, raw_score=True)
-        if self.average_folds:
-            merged = average_boosters(members, rounds)
-            return merged, rounds, float(curve[-1]), oof, raw, len(members)
-        data = lgb.Dataset(X, y, weight=sample_weight, feature_name=self.feature_names_)
-        booster = lgb.train(params, data, num_boost_round=rounds)
-        return booster, rounds, float(curve[-1]), oof, raw, 1
-
-    def _bag_rows(self, rng: np.random.Generator, y, groups) -> np.ndarray:
-        """Rows of one bag: ``bag_fraction`` of the documents (of the rows without groups),
-        drawn without replacement; every row when no draw holds both classes."""
-        units = np.asarray(groups) if groups is not None else np.arange(len(y))
-        unique = np.unique(units)
-        size = max(1, round(self.bag_fraction * len(unique)))
-        for _ in range(20):
-            rows = np.isin(units, rng.choice(unique, size, replace=False))
-            if len(np.unique(y[rows])) == 2:
-                return rows
-        return np.ones(len(y), dtype=bool)
-
-    def _fit_bags(self, X, y, groups, sample_weight, params) -> FusionClassifier:
-        """``n_bags`` members, each on its own draw of documents with its own folds and seed;
-        their trees merged into one booster whose raw score is their mean. A row's out-of-fold
-        score averages, over the members, the fold model that did not see its document (rows in
-        the member's draw) or the member itself (rows outside it, which it never saw)."""
-        rng = np.random.default_rng(self.random_state)
-        boosters, rounds, losses, raws, n = [], [], [], [], 0
-        for b in range(self.n_bags):
-            rows = self._bag_rows(rng, y, groups)
-            booster, r, loss, _, raw, k = self._fit_member(
-                X[rows],
-                y[rows],
-                None if groups is None else groups[rows],
-                None if sample_weight is None else sample_weight[rows],
-                params,
-                b,
+            self.best_iteration_, self.cv_logloss_ = int(self.n_estimators), None
+            self.oof_proba_ = np.full(len(y), np.nan)
+        else:
+            data = lgb.Dataset(
+                X,
+                y_enc,
+                weight=sample_weight,
+                feature_name=self.feature_names_,
+                free_raw_data=False,
             )
-            full = np.full(len(y), np.nan)
-            full[rows] = raw
-            if (~rows).any():
-                full[~rows] = booster.predict(X[~rows], raw_score=True)
-            boosters.append(booster)
-            rounds.append(r)
-            losses.append(loss)
-            raws.append(full)
-            n += k
-        self.booster_ = average_boosters(boosters)
-        self.best_iteration_ = round(float(np.mean(rounds)))
-        self.cv_logloss_ = None if None in losses else float(np.mean(losses))
-        mean_raw = np.mean(raws, axis=0)  # NaN for every row a member could not score
-        self.oof_proba_ = 1.0 / (1.0 + np.exp(-mean_raw))
-        self.n_members_ = n
+            hist = lgb.cv(
+                params,
+                data,
+                num_boost_round=int(self.n_estimators),
+                folds=folds,
+                callbacks=[lgb.early_stopping(int(self.early_stopping_rounds), verbose=False)],
+                return_cvbooster=True,
+            )
+            curve = hist["valid binary_logloss-mean"]
+            self.best_iteration_ = len(curve)  # lgb.cv truncates the history at the best round
+            self.cv_logloss_ = float(curve[-1])
+            # Each row scored by the fold model that did not see its document: an honest input
+            # for fitting a calibrator on the training set itself.
+            oof = np.full(len(y), np.nan)
+            for (_, val), booster in zip(folds, hist["cvbooster"].boosters, strict=True):
+                oof[val] = booster.predict(X[val], num_iteration=self.best_iteration_)
+            self.oof_proba_ = oof
+            if self.average_folds:
+                members = hist["cvbooster"].boosters
+                self.booster_ = average_boosters(members, self.best_iteration_)
+                self.n_members_ = len(members)
+                return self
+        data = lgb.Dataset(X, y_enc, weight=sample_weight, feature_name=self.feature_names_)
+        self.booster_ = lgb.train(params, data, num_boost_round=self.best_iteration_)
+        self.n_members_ = 1
         return self
 
     def _resolve_names(self, feature_names, n: int) -> list[str]:

@@ -42,20 +42,16 @@ def fitted():
 
 
 def _expected_failures(estimator):
-    if not estimator.average_folds and estimator.n_bags == 1:
+    if not estimator.average_folds:
         return {}
     # as for sklearn's own bagging estimators: repeating a row moves documents between the CV
     # folds whose models are averaged, so weights and repeats give other fold models
-    why = "averaged CV fold or bag models are fitted on other rows when rows are repeated"
+    why = "averaged CV fold models are fitted on other rows when rows are repeated"
     return {"check_sample_weight_equivalence_on_dense_data": why}
 
 
 @parametrize_with_checks(
-    [
-        FusionClassifier(n_estimators=30),
-        FusionClassifier(n_estimators=30, average_folds=True),
-        FusionClassifier(n_estimators=30, n_bags=3),
-    ],
+    [FusionClassifier(n_estimators=30), FusionClassifier(n_estimators=30, average_folds=True)],
     expected_failed_checks=_expected_failures,
 )
 def test_sklearn_estimator_checks(estimator, check):
@@ -308,68 +304,3 @@ def test_members_round_trip_and_older_models_load_as_refits(averaged, tmp_path):
     d["params"] = {k: v for k, v in d["params"].items() if k != "average_folds"}
     old = FusionClassifier.from_dict(d)  # a model saved before fold averaging existed
     assert old.n_members_ == 1 and old.average_folds is False
-
-
-# ------------------------------------------------------------------------------------- bagging
-@pytest.fixture(scope="module")
-def bagged():
-    X, y, docs = _data()
-    clf = FusionClassifier(n_estimators=300, n_bags=3)
-    return clf.fit(X, y, groups=docs, feature_names=NAMES), X, y, docs
-
-
-def test_bags_merge_their_members_into_one_booster(bagged):
-    clf, X, y, _ = bagged
-    assert clf.n_members_ == 3
-    # each bag has its own early-stopped rounds; best_iteration_ is their mean
-    assert abs(clf.booster_.num_trees() - 3 * clf.best_iteration_) <= 3
-    X_test, y_test, _ = _data(seed=1)
-    assert roc_auc_score(y_test, clf.predict_proba(X_test)[:, 1]) > 0.75
-    C = clf.contributions(X[:50])
-    np.testing.assert_allclose(C.sum(axis=1), clf.decision_function(X[:50]), atol=1e-9)
-    # every training row has an out-of-sample score (fold models and bags that never saw it)
-    assert np.isfinite(clf.oof_proba_).all() and clf.oof_proba_.shape == y.shape
-    assert roc_auc_score(y, clf.oof_proba_) < roc_auc_score(y, clf.predict_proba(X)[:, 1])
-
-
-def test_bags_of_every_document_without_randomness_are_one_refit():
-    """Invariance: bags that draw every document and train without CV or sampling differ only
-    in their seeds, which then change nothing; their mean is the single model."""
-    X, y, docs = _data(n_docs=60)
-    kw = {"n_estimators": 25, "early_stopping_rounds": None}
-    one = FusionClassifier(**kw).fit(X, y, groups=docs)
-    bags = FusionClassifier(**kw, n_bags=4, bag_fraction=1.0).fit(X, y, groups=docs)
-    assert bags.n_members_ == 4 and bags.booster_.num_trees() == 100
-    np.testing.assert_allclose(bags.decision_function(X), one.decision_function(X), atol=1e-9)
-    assert np.isnan(bags.oof_proba_).all()  # no CV: no out-of-fold scores
-
-
-def test_bag_draws_follow_the_seed_and_hold_whole_documents():
-    X, y, docs = _data(n_docs=60)
-    clf = FusionClassifier(n_bags=2, bag_fraction=0.5, random_state=3)
-    draws = [clf._bag_rows(np.random.default_rng(3), y, docs) for _ in range(2)]
-    np.testing.assert_array_equal(draws[0], draws[1])
-    for rows in draws:
-        assert len(np.unique(docs[rows])) == 30
-        # a document is in the draw with all its rows or not at all
-        assert set(docs[rows]).isdisjoint(docs[~rows])
-    a = FusionClassifier(n_estimators=40, n_bags=2, random_state=3).fit(X, y, groups=docs)
-    b = FusionClassifier(n_estimators=40, n_bags=2, random_state=3).fit(X, y, groups=docs)
-    c = FusionClassifier(n_estimators=40, n_bags=2, random_state=4).fit(X, y, groups=docs)
-    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
-    assert not np.allclose(a.decision_function(X), c.decision_function(X))
-
-
-@pytest.mark.parametrize("bad", [{"n_bags": 0}, {"bag_fraction": 0.0}, {"bag_fraction": 1.5}])
-def test_bag_parameters_are_checked(bad):
-    X, y, docs = _data(n_docs=20)
-    with pytest.raises(ValueError, match=r"n_bags|bag_fraction"):
-        FusionClassifier(**bad).fit(X, y, groups=docs)
-
-
-def test_bagged_model_round_trips(bagged, tmp_path):
-    clf, X, _, _ = bagged
-    clf.save(tmp_path / "m")
-    back = FusionClassifier.load(tmp_path / "m")
-    assert back.n_members_ == 3 and back.n_bags == 3 and back.bag_fraction == 0.8
-    np.testing.assert_allclose(back.predict_proba(X), clf.predict_proba(X), atol=1e-12)

@@ -92,31 +92,6 @@ def test_train_average_folds_then_score(work, tmp_path):
     assert len(rows) == 300 and all(0 <= r["confidence"] <= 1 for r in rows)
 
 
-def test_train_bagged_fusion_then_score(work, tmp_path, capsys):
-    """``train --fusion-params '{"n_bags": 3}'``: the saved fusion merges 3 bags, the calibrator
-    is fitted on their out-of-sample scores (out of fold, as by default), and ``score`` reads with
-    it."""
-    root, ds, runs, common = work
-    m = tmp_path / "bags"
-    assert main(["train", str(ds), "--runs", str(runs), "--out", str(m), "--fusion-params",
-                 '{"n_bags": 3}', "--target-accuracy", "0.9", *common]) == 0  # fmt: skip
-    assert "(out of fold)" in capsys.readouterr().out
-    fusion = json.loads((m / "fusion.json").read_text())["data"]
-    assert fusion["params"]["n_bags"] == 3 and fusion["n_members"] == 3
-    trees = (m / "fusion.lgb.txt").read_text().count("\nTree=")
-    assert abs(trees - 3 * fusion["best_iteration"]) <= 3
-    out = tmp_path / "scored.jsonl"
-    assert main(["score", str(ds), "--runs", str(runs), "--model", str(m), "--out", str(out),
-                 "--no-documents", *common]) == 0  # fmt: skip
-    rows = [json.loads(x) for x in out.read_text().splitlines()]
-    assert len(rows) == 300 and all(0 <= r["confidence"] <= 1 for r in rows)
-    plain = tmp_path / "plain.jsonl"
-    assert main(["score", str(ds), "--runs", str(runs), "--model", str(root / "model"), "--out",
-                 str(plain), "--no-documents", *common]) == 0  # fmt: skip
-    other = [json.loads(x) for x in plain.read_text().splitlines()]
-    assert [r["confidence"] for r in rows] != [r["confidence"] for r in other]
-
-
 def test_train_and_evaluate_take_fusion_params(work, tmp_path, capsys):
     """``--fusion-params``: ``train`` writes a fusion model with those parameters (7 leaves, no
     monotone constraints, a LightGBM option) and ``evaluate`` cross-fits with them; bad JSON, an
