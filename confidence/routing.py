@@ -98,6 +98,11 @@ PHRASES: tuple[tuple[str, str, str], ...] = (
         "reads otherwise when read again alone",
         "reads the same when read again alone",
     ),
+    (
+        "ocr_alone_alt",
+        "read again alone, it reads as another value of its type",
+        "read again alone, it reads as no other value",
+    ),
     ("ocr_", "weak OCR evidence", "strong OCR evidence"),
     ("q_local_", "blurry region", "sharp region"),
     ("q_sharpness", "blurry page", "sharp page"),
@@ -145,6 +150,8 @@ _STATES: dict[tuple[str, float], tuple[str, str]] = {
     ("val_valid", 1.0): ("", "well-formed value of its type"),
     ("val_open_end", 1.0): ("ends in a comma or connector: it may be cut short", ""),
     ("val_open_end", 0.0): ("", ""),
+    ("ocr_alone_alt", 1.0): ("read again alone, it reads as another value of its type", ""),
+    ("ocr_alone_alt", 0.0): ("", ""),  # ocr_alone_agree already says it read the same
     ("lay_in_table", 1.0): ("inside a table", ""),
     ("lay_in_table", 0.0): ("", "outside tables"),
     ("page_sum", 0.0): ("does not add up with the page's amounts", ""),
@@ -154,6 +161,7 @@ _STATES: dict[tuple[str, float], tuple[str, str]] = {
 _MISSING = (
     ("lp_", "no token probabilities"),
     ("ocr_alone_agree", ""),  # most values have no digit to read again: nothing to say
+    ("ocr_alone_alt", ""),
     ("page_sum", ""),  # only totals, nets and taxes have a role to add up in
     ("edge_", ""),  # names and addresses only, and nothing printed past an edge is no news
     ("lbl_", ""),  # a field of no known concept: its label says nothing either way

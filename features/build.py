@@ -104,6 +104,7 @@ MONOTONE: dict[str, int] = {
         ),
         1,
     ),
+    "ocr_alone_alt": -1,
     **dict.fromkeys(
         ("lp_h_entropy", "lp_m_entropy", "agree_num_reldiff", "agree_date_diff_days",
          "agree_place_distance"),
@@ -179,7 +180,7 @@ def _row(
     label = index.pages[rm.page].label_of(rm) if rm is not None else None
     return [
         *disagreement.values(ftype, hv, mv, hm, mm, mapper.label if mapper is not None else None),
-        *ocr.values(index, hv, mv, hm, mm, rv, rm, label),
+        *ocr.values(index, hv, mv, hm, mm, rv, rm, label, ftype),
         *image_quality.values(document, rm),
         *layout.values(index, rm, label),
         *_ONE_HOT[ftype],

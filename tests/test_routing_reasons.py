@@ -111,51 +111,89 @@ def test_the_shipped_model_knows_every_feature_and_reads_restored_pages(recwarn)
     assert plain_s != faded_s
 
 
-def test_a_value_read_otherwise_alone_lowers_its_confidence_and_says_so():
-    """The default model uses ``ocr_alone_agree`` (ingestion version 11): through ``score``, the
-    same reading of a scanned invoice gets a lower confidence when the second reading of its
-    date, read alone, says another date; ``explain`` shows the feature pulling it down, in the
-    words a review reason would use."""
+def _scanned_date(feature: str):
+    """The default engine (which must use ``feature``), the sample dataset, a scanned record's
+    date field and its value, and a maker of that document whose date words read alone as
+    ``alone_of(text)``."""
+    from confidence.documents.search import document_index
+
     engine = ConfidenceEngine.load()
-    assert "ocr_alone_agree" in engine.feature_names_
+    assert feature in engine.feature_names_
     ds = Dataset.open(dataset_dir())
     rec = next(r for r in ds.records if r.doc_id != DIGITAL)
     doc = ds.load_document(rec)
     field = next(f.name for f in ds.schema if f.type == "date" and rec.fields.get(f.name))
     value = rec.fields[field]
+    m = document_index(doc).find(value, "date")
+    assert m is not None
 
-    def second(otherwise: bool):
-        """The document with the date's words read alone as themselves, or each with its
-        digits shifted by one (``2024`` -> ``3135``)."""
-        from confidence.documents.search import document_index
-
-        m = document_index(doc).find(value, "date")
-        assert m is not None
+    def read_alone_as(alone_of):
         page = doc.pages[m.page]
         words = list(page.words)
         for i in m.indices:
-            t = words[i].text
-            shifted = "".join(str((int(c) + 1) % 10) if c.isdigit() else c for c in t)
-            words[i] = replace(words[i], alone=shifted if otherwise else t)
+            words[i] = replace(words[i], alone=alone_of(words[i].text))
         pages = list(doc.pages)
         pages[m.page] = replace(page, words=tuple(words))
         return replace(doc, pages=tuple(pages))
 
     records = [{"doc_id": rec.doc_id, "fields": dict(rec.fields), "mapper": dict(rec.fields)}]
+    row = [s.field for s in engine.score(records, ds.schema, {rec.doc_id: doc})].index(field)
+    return engine, ds, rec, field, value, records, row, read_alone_as
+
+
+def test_a_value_read_otherwise_alone_lowers_its_confidence_and_says_so():
+    """The default model uses ``ocr_alone_agree`` (ingestion version 11): through ``score``, the
+    same reading of a scanned invoice gets a lower confidence when the second reading of its
+    date, read alone, says another date; ``explain`` shows the feature pulling it down, in the
+    words a review reason would use."""
+    engine, ds, rec, field, _, records, row, read_alone_as = _scanned_date("ocr_alone_agree")
+
+    def shifted(t):  # each digit shifted by one (2024 -> 3135)
+        return "".join(str((int(c) + 1) % 10) if c.isdigit() else c for c in t)
+
+    docs = (read_alone_as(lambda t: t), read_alone_as(shifted))
     same, otherwise = (
         next(s for s in engine.score(records, ds.schema, {rec.doc_id: d}) if s.field == field)
-        for d in (second(False), second(True))
+        for d in docs
     )
     assert otherwise.confidence < same.confidence
     col = FEATURE_NAMES.index("ocr_alone_agree")
-    row = [s.field for s in engine.score(records, ds.schema, {rec.doc_id: doc})].index(field)
-    pushes = [
-        engine.explain(records, ds.schema, {rec.doc_id: d}).values[row, col]
-        for d in (second(False), second(True))
-    ]
+    pushes = [engine.explain(records, ds.schema, {rec.doc_id: d}).values[row, col] for d in docs]
     assert pushes[1] < 0 <= pushes[0]  # the feature itself pulls the value down
     # a field sent to review is explained by what pulled it down: this feature's words
     assert phrase("ocr_alone_agree", 0.0, pushes[1]) == "reads otherwise when read again alone"
+
+
+def test_a_value_read_alone_as_another_date_is_trusted_less_than_a_garbled_reading():
+    """``ocr_alone_alt`` through ``score``: the same date whose year, read alone, is another
+    year (a date too: one of the two readings misread a digit) gets a lower confidence than when
+    the second reading is garbled (no date: more likely the second reading's own failure), and
+    ``explain`` shows the feature pulling it down, in a review reason's words."""
+    import re
+
+    engine, ds, rec, field, value, records, row, read_alone_as = _scanned_date("ocr_alone_alt")
+    year = re.search(r"(19|20)\d\d", value).group()
+
+    def year_as(y):
+        return lambda t: t.replace(year, y)
+
+    docs = {
+        "another": read_alone_as(year_as(str(int(year) - 1))),
+        "garbled": read_alone_as(year_as("2O?A")),
+    }
+    got = {
+        k: next(s for s in engine.score(records, ds.schema, {rec.doc_id: d}) if s.field == field)
+        for k, d in docs.items()
+    }
+    assert got["another"].confidence < got["garbled"].confidence
+    col = FEATURE_NAMES.index("ocr_alone_alt")
+    expl = {k: engine.explain(records, ds.schema, {rec.doc_id: d}) for k, d in docs.items()}
+    assert expl["another"].data[row, col] == 1.0 and expl["garbled"].data[row, col] == 0.0
+    push = expl["another"].values[row, col]
+    assert push < 0
+    assert phrase("ocr_alone_alt", 1.0, push) == (
+        "read again alone, it reads as another value of its type"
+    )
 
 
 def test_a_total_the_page_does_not_add_up_to_loses_confidence_and_says_so():

@@ -40,6 +40,7 @@ __all__ = [
     "key",
     "layout_rows",
     "read_alone",
+    "reading_alone",
     "value_read_alone",
     "with_digit",
 ]
@@ -216,7 +217,24 @@ def value_read_alone(
     match = document_index(document).find(value, field_type)
     if match is None:
         return None
-    words = [document.pages[match.page].words[i] for i in match.indices]
+    return reading_alone([document.pages[match.page].words[i] for i in match.indices])
+
+
+def reading_alone(words: Sequence[Word]) -> str | None:
+    """``words`` joined, each one read otherwise alone (to something) as that reading; None
+    when none of them reads otherwise.
+
+    Examples
+    --------
+    >>> from confidence.types import Word
+    >>> box = (0.1, 0.1, 0.2, 0.12)
+    >>> reading_alone([Word("RM", box), Word("8.60", box, alone="8.80")])
+    'RM 8.80'
+    >>> reading_alone([Word("8.60", box, alone="8,60")]) is None  # the same digits
+    True
+    >>> reading_alone([Word("8.60", box, alone="")]) is None  # read as nothing: nothing to show
+    True
+    """
     other = [w.alone is not None and w.alone.strip() and not agrees(w.text, w.alone) for w in words]
     if not any(other):
         return None

@@ -389,6 +389,41 @@ def test_a_page_read_on_a_restored_raster_is_a_feature():
     assert got[:2] == [0.0, 1.0] and math.isnan(got[2])
 
 
+@pytest.mark.parametrize(
+    "field_type,printed,alone,expected",
+    [
+        ("date", "25/12/2018", "26/12/2018", 1.0),  # another real date: one of them misread
+        ("date", "25/12/2018", "25/12/2O18", 0.0),  # the second reading is no date
+        ("date", "25/12/2018", "25-12-2018", 0.0),  # the same digits: agrees
+        ("date", "25/12/2018", "", 0.0),  # read as nothing alone
+        ("date", "25/12/2018", "45/12/2018", 0.0),  # no calendar date
+        ("amount", "55.20", "53.20", 1.0),
+        ("amount", "RM8.60", "8.60", 0.0),  # the same amount spelt otherwise
+        ("id", "INV-1234", "INV-1284", 1.0),  # no syntax: any letters or digits
+        ("id", "INV-1234", "--", 0.0),
+    ],
+)
+def test_a_value_read_alone_as_another_value_of_its_type(field_type, printed, alone, expected):
+    """``ocr_alone_alt``: the reported value's words read alone make another well-formed value
+    of the field's type (NaN when no word was read again)."""
+    from dataclasses import replace
+
+    from confidence.features.build import record_rows
+    from confidence.readings import CallResult, RunRecord
+    from confidence.schema import Schema
+
+    word = replace(W(printed, 0.3, 0.1, 0.45, 0.12, 0.9, line=0), alone=alone)
+    label = W("Ref", 0.1, 0.1, 0.2, 0.12, 0.9, line=0)
+    doc = Document("doc-1", "doc-1.png", (Page(1, 850, 1100, (label, word), "ocr", 100.0),))
+    schema = Schema("s", (Field("v", field_type),))
+    rec = RunRecord("doc-1", *(CallResult("mapper", {"v": FieldReading(printed)}),) * 2)
+    col = FEATURE_NAMES.index("ocr_alone_alt")
+    assert record_rows([rec], schema, {"doc-1": doc}).X[0, col] == expected
+    plain = replace(doc, pages=(replace(doc.pages[0], words=(label, replace(word, alone=None))),))
+    assert math.isnan(record_rows([rec], schema, {"doc-1": plain}).X[0, col])
+    assert math.isnan(record_rows([rec], schema, None).X[0, col])
+
+
 def test_a_value_read_otherwise_alone_is_a_feature():
     """``ocr_alone_agree``: the share of the reported value's words whose second reading alone
     (``Word.alone``, ingestion version 11) says the same letters and digits; NaN when none of its
