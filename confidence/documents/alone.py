@@ -10,8 +10,9 @@ the cut-outs one under the other on a blank canvas and reads that canvas in one 
 (page segmentation mode 6, a uniform block of text). Each word is thus read without its
 neighbours, at another scale, as a line of its own; where the two readings differ, one of them
 is wrong. The second reading is kept beside the first (:attr:`confidence.types.Word.alone`),
-never in its place: it is evidence for the confidence features (``ocr_alone_agree``,
-``docs/features.md``), not a correction.
+never in its place: it is evidence for the confidence features (``ocr_alone_agree``, and
+``ocr_alone_alt`` when the second reading is another value of the field's type:
+:func:`reading_alone`; ``docs/features.md``), not a correction.
 
 :func:`agrees` compares two readings on their letters and digits (case, spaces and punctuation
 ignored: ``RM 8.60`` and ``RM8.60`` agree, ``11/06/2018`` and ``11/05/2018`` do not).
